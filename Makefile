@@ -1,0 +1,140 @@
+# cordon - policy compiler toolchain and thin runtime.
+#
+#   make            build cordonc and cordon into build/
+#   make demo       install deps, build, compile the example, show it
+#   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
+#   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
+#   make bench      print benchmark figures
+#   make install    PREFIX=/usr/local, DESTDIR supported
+#
+# Source files are found by folder, so a new file in compiler/ or runtime/
+# needs no Makefile edit.  Objects of the sanitizer build live apart
+# (build-san/) so the two builds never mix.
+
+SAN ?= 0
+CC ?= cc
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 600
+CHECK_FUZZ_SECONDS ?= 20
+
+ifeq ($(SAN),1)
+B := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT := -O1
+else
+B := build
+SANFLAGS :=
+OPT := -O2
+endif
+
+PKGS_COMPILER := yaml-0.1 libseccomp libsodium libcjson
+PKGS_RUNTIME := libsodium libcjson libcap
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -I.
+CFLAGS_ALL := -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -fstack-protector-strong $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+LIBS_COMPILER := $(shell pkg-config --libs $(PKGS_COMPILER) 2>/dev/null)
+LIBS_RUNTIME := $(shell pkg-config --libs $(PKGS_RUNTIME) 2>/dev/null)
+LIBS_TEST := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
+
+COMMON_SRC := $(wildcard common/*.c)
+RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c))
+COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c))
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
+RUNTIME_LIB_OBJ := $(call obj,$(RUNTIME_LIB_SRC))
+COMPILER_LIB_OBJ := $(call obj,$(COMPILER_LIB_SRC))
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+.PHONY: all deps demo check unit cli fuzz-check fuzz bench install clean
+all: $(B)/cordonc $(B)/cordon
+
+deps:
+	@scripts/install-deps
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(B)/cordonc: $(call obj,compiler/cordonc.c) $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER)
+
+# The runtime links neither libyaml nor libseccomp: it never parses policy
+# text and never compiles BPF (tests/cli/test_ldd.sh holds it to that).
+$(B)/cordon: $(call obj,runtime/cordon.c) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME) $(LIBS_TEST)
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CORDON_SRC=$(CURDIR) $$t; done
+
+cli: all
+	@set -e; for t in tests/cli/test_*.sh; do echo "== $$t"; \
+		BUILD=$(CURDIR)/$(B) SRC=$(CURDIR) SAN=$(SAN) sh $$t; done
+
+# libFuzzer targets: clang only, their own sanitizer build.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS_ALL)
+FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
+
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/cordon/*.h compiler/*.h runtime/*.h)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) $(LIBS_COMPILER) $(LIBS_RUNTIME)
+
+fuzz-check: $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(CHECK_FUZZ_SECONDS)s)"; \
+		mkdir -p build-fuzz/corpus-$$n; \
+		$$f -max_total_time=$(CHECK_FUZZ_SECONDS) -print_final_stats=0 -close_fd_mask=3 \
+			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_} >build-fuzz/$$n.log 2>&1 \
+			|| { tail -50 build-fuzz/$$n.log; exit 1; }; done
+
+fuzz: $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		mkdir -p build-fuzz/corpus-$$n; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_}; done
+
+ifeq ($(SAN),1)
+check: deps all unit cli
+else
+check: deps all unit cli fuzz-check
+endif
+	@echo "make check: all tests passed ($(B))"
+
+demo: deps all
+	@sh scripts/demo $(B)
+
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+$(B)/bench/%: $(B)/obj/bench/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME)
+
+bench: deps all $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do CORDON_SRC=$(CURDIR) $$b; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cordon/policies \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(B)/cordonc $(B)/cordon $(DESTDIR)$(PREFIX)/bin/
+	for p in policies/*.policy; do [ -e "$$p" ] && install -m 0644 "$$p" \
+		$(DESTDIR)$(PREFIX)/share/cordon/policies/ || true; done
+	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,77 @@
+/*
+ * policy.c - life cycle and names for the decoded policy (policy.h).
+ */
+#include <string.h>
+
+#include "cordon/policy.h"
+
+void policy_init(struct cpol_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	arena_init(&p->arena);
+}
+
+void policy_free(struct cpol_policy *p)
+{
+	arena_free(&p->arena);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *policy_type_name(uint32_t type)
+{
+	switch (type) {
+	case CPOL_T_STRING: return "string";
+	case CPOL_T_INTEGER: return "integer";
+	case CPOL_T_NUMBER: return "number";
+	case CPOL_T_BOOLEAN: return "boolean";
+	case CPOL_T_ARRAY: return "array";
+	case CPOL_T_OBJECT: return "object";
+	}
+	return "?";
+}
+
+const char *policy_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case CPOL_MODE_ISOLATED: return "isolated";
+	case CPOL_MODE_LOCAL: return "local";
+	}
+	return "?";
+}
+
+const char *policy_network_name(uint32_t net)
+{
+	switch (net) {
+	case CPOL_NET_NONE: return "none";
+	case CPOL_NET_LOOPBACK: return "loopback";
+	}
+	return "?";
+}
+
+const char *policy_mount_type_name(uint32_t type)
+{
+	switch (type) {
+	case CPOL_MOUNT_BIND: return "bind";
+	case CPOL_MOUNT_TMPFS: return "tmpfs";
+	}
+	return "?";
+}
+
+uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
+{
+	uint32_t lo = 0, hi = p->ntools;
+
+	/* Tools are sorted by id (emit writes them so, the loader checks). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(p->tools[mid].id, id);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return CPOL_NONE;
+}

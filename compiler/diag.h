@@ -1,0 +1,78 @@
+/*
+ * diag.h - located diagnostics for text inputs (YAML, policy files).
+ *
+ * Library code never prints: it appends diagnostics here, and main() prints
+ * them once at the end.  That is how one run reports every error, and how
+ * tests compare diagnostics without scraping stderr.
+ *
+ * Printed form (what tests/corpus expects, byte for byte):
+ *
+ *     app.yaml:3:12: error: unknown key 'timout'; did you mean 'timeout'?
+ *         timout: 30s
+ *         ^
+ *
+ * Line and column are 1-based; the column counts characters (UTF-8 code
+ * points), as libyaml does.  A diagnostic with line 0 has no position and
+ * prints as "file: error: message" without a source excerpt.
+ */
+#ifndef CORDON_DIAG_H
+#define CORDON_DIAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A text input held in memory for the whole compile, so diagnostics can
+ * quote its lines.  Owns path and text. */
+struct src_file {
+	char *path;
+	char *text; /* NUL-terminated copy, len bytes before the NUL */
+	size_t len;
+};
+
+enum diag_sev { DIAG_NOTE = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
+
+struct diag {
+	enum diag_sev sev;
+	const struct src_file *file; /* may be NULL: no file at all */
+	uint32_t line, col;          /* 1-based; line 0: no position */
+	char *msg;                   /* owned */
+};
+
+struct diags {
+	struct diag *v;
+	size_t n, cap;
+	size_t nerrors, nwarnings;
+	int overflow; /* more than DIAG_MAX were reported; the rest dropped */
+};
+
+#define DIAG_MAX 1000
+
+void diags_init(struct diags *d);
+void diags_free(struct diags *d);
+
+/* Append one diagnostic.  Never fails from the caller's view: when memory
+ * runs out the diagnostic is counted (nerrors/nwarnings) but its text is
+ * replaced by a fixed one. */
+void diag_at(struct diags *d, enum diag_sev sev, const struct src_file *f, uint32_t line, uint32_t col,
+	     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Print every diagnostic in the order reported: header line, then for a
+ * positioned one the source line and a caret line. */
+void diags_print(const struct diags *d, FILE *out);
+
+/* Read a text input: at most max_bytes, no NUL byte, valid UTF-8.  A file
+ * that breaks a rule gets a located diagnostic and -1; 0 on success.
+ * src_free() releases what src_read() filled. */
+int src_read(const char *path, size_t max_bytes, struct src_file *out, struct diags *d);
+/* Take a copy of an in-memory text (tests, fuzzers), with the same checks. */
+int src_from_mem(const char *path, const char *text, size_t len, size_t max_bytes, struct src_file *out,
+		 struct diags *d);
+void src_free(struct src_file *f);
+
+/* The closest candidate to word by edit distance, or NULL when none is close
+ * enough to be a plausible typo (distance <= 2, and less than half the
+ * word's length).  For "did you mean" hints. */
+const char *suggest_nearest(const char *word, const char *const *cands, size_t n);
+
+#endif

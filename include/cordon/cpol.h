@@ -1,0 +1,236 @@
+/*
+ * cpol.h - the on-disk policy blob (.cpol), format 1.0.
+ *
+ * This header is the one contract between the writer (compiler/emit.c) and
+ * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
+ * of the same facts; when one changes, the other changes in the same commit.
+ *
+ * Encoding rules, all of them checked by the loader:
+ *   - every integer is little-endian, fixed width, unsigned unless noted;
+ *   - the header is CPOL_HEADER_SIZE bytes, followed by exactly
+ *     CPOL_SEC_COUNT section-table entries, in section-id order;
+ *   - sections follow the table in id order, each starting at the previous
+ *     end rounded up to 8, padding bytes zero: one blob, one byte layout;
+ *   - the signature section is last and ends exactly at total_size;
+ *   - SHA-256 covers bytes [0, signature offset) with the 32-byte hash field
+ *     read as zeros, so signing a blob never changes its hash;
+ *   - reserved fields are zero, strings are (offset, length) references into
+ *     the string table, NUL-terminated there and free of inner NULs.
+ */
+#ifndef CORDON_CPOL_H
+#define CORDON_CPOL_H
+
+#include <stdint.h>
+
+/* PNG-style trap: a high byte, then CR LF, ^Z and LF, so a text-mode copy,
+ * a 7-bit channel or an EOL conversion breaks the magic at once. */
+#define CPOL_MAGIC "\x93" "CPL\r\n\x1a\n"
+#define CPOL_MAGIC_LEN 8
+
+#define CPOL_VERSION_MAJOR 1
+#define CPOL_VERSION_MINOR 0
+
+/* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
+ * depend on a kernel header being present. */
+#define CPOL_ARCH_X86_64 0xC000003Eu
+
+#define CPOL_ALIGN 8u
+#define CPOL_MAX_BLOB_SIZE (16u * 1024u * 1024u)
+#define CPOL_MAX_SECCOMP_INSNS 4096u /* BPF_MAXINSNS */
+
+/* Header layout (byte offsets). */
+#define CPOL_HDR_MAGIC 0          /* u8[8] */
+#define CPOL_HDR_MAJOR 8          /* u16 */
+#define CPOL_HDR_MINOR 10         /* u16 */
+#define CPOL_HDR_ARCH 12          /* u32 */
+#define CPOL_HDR_TOTAL_SIZE 16    /* u64 */
+#define CPOL_HDR_SECTION_COUNT 24 /* u32 */
+#define CPOL_HDR_TABLE_END 28     /* u32: CPOL_HEADER_SIZE + count * entry */
+#define CPOL_HDR_SHA256 32        /* u8[32] */
+#define CPOL_HEADER_SIZE 64
+
+/* Section-table entry (24 bytes). */
+#define CPOL_SEC_ENT_ID 0     /* u32 */
+#define CPOL_SEC_ENT_COUNT 4  /* u32: records (bytes for STRTAB) */
+#define CPOL_SEC_ENT_OFFSET 8 /* u64 */
+#define CPOL_SEC_ENT_SIZE 16  /* u64: count * record size, no padding */
+#define CPOL_SEC_ENT_BYTES 24
+
+/* Section ids: the table lists every one, in this order. */
+enum cpol_section {
+	CPOL_SEC_STRTAB = 1,      /* bytes; byte 0 is NUL, last byte is NUL */
+	CPOL_SEC_STRLIST = 2,     /* cpol_str[]: string lists, referenced by (first, count) */
+	CPOL_SEC_IDXLIST = 3,     /* u32[]: index lists (agent -> tools) */
+	CPOL_SEC_META = 4,        /* one record */
+	CPOL_SEC_LIMITS = 5,      /* one record */
+	CPOL_SEC_EXECUTOR = 6,    /* one record: identity, network, layers */
+	CPOL_SEC_ENV = 7,         /* sorted by key */
+	CPOL_SEC_MOUNTS = 8,      /* sorted by target */
+	CPOL_SEC_SECCOMP = 9,     /* struct sock_filter[] (8 bytes each) */
+	CPOL_SEC_TOOLS = 10,      /* sorted by id */
+	CPOL_SEC_PARAMS = 11,     /* parameter signatures, a forest */
+	CPOL_SEC_CONSTRAINTS = 12, /* constraint bytecode; empty in format 1.0 */
+	CPOL_SEC_AGENTS = 13,     /* sorted by name */
+	CPOL_SEC_OUTPUTS = 14,    /* sorted by path */
+	CPOL_SEC_SIGNATURE = 15,  /* one record, always last */
+};
+#define CPOL_SEC_COUNT 15
+#define CPOL_TABLE_END (CPOL_HEADER_SIZE + CPOL_SEC_COUNT * CPOL_SEC_ENT_BYTES)
+
+/* A string reference: 8 bytes. */
+#define CPOL_STR_OFF 0 /* u32 into STRTAB */
+#define CPOL_STR_LEN 4 /* u32, without the NUL */
+#define CPOL_STR_BYTES 8
+
+/* A list reference (first, count) into STRLIST, IDXLIST or PARAMS: 8 bytes. */
+#define CPOL_LIST_BYTES 8
+
+#define CPOL_IDX_BYTES 4
+#define CPOL_NONE 0xFFFFFFFFu /* "no index" */
+
+/* META record. */
+#define CPOL_META_APP 0               /* str */
+#define CPOL_META_DESCRIPTOR_VERSION 8 /* u32 */
+#define CPOL_META_INVENTORY_VERSION 12 /* u32 */
+#define CPOL_META_BYTES 16
+
+/* LIMITS record. */
+#define CPOL_LIM_TIMEOUT_MS 0
+#define CPOL_LIM_MAX_FILE_BYTES 8
+#define CPOL_LIM_WS_DELTA_BYTES 16
+#define CPOL_LIM_WS_MAX_BYTES 24 /* 0: unset */
+#define CPOL_LIM_MONITOR_MS 32
+#define CPOL_LIM_MAX_OUTPUT_BYTES 40
+#define CPOL_LIM_MAX_RESULT_BYTES 48
+#define CPOL_LIM_MAX_CODE_BYTES 56
+#define CPOL_LIM_MEMORY_BYTES 64
+#define CPOL_LIM_MAX_TOOL_REQ_BYTES 72
+#define CPOL_LIM_PIDS 80       /* u32 */
+#define CPOL_LIM_OPEN_FILES 84 /* u32 */
+#define CPOL_LIM_MODE 88       /* u32: enum cpol_mode */
+#define CPOL_LIM_RESERVED 92   /* u32, zero */
+#define CPOL_LIMITS_BYTES 96
+
+/* EXECUTOR record. */
+#define CPOL_EXE_INTERPRETER 0 /* str */
+#define CPOL_EXE_UID 8         /* u32 */
+#define CPOL_EXE_GID 12        /* u32 */
+#define CPOL_EXE_NETWORK 16    /* u32: enum cpol_network */
+#define CPOL_EXE_FLAGS 20      /* u32: CPOL_EXE_F_* */
+#define CPOL_EXE_REQUIRE 24    /* u32: CPOL_LAYER_* mask */
+#define CPOL_EXE_RESERVED 28   /* u32, zero */
+#define CPOL_EXE_SECCOMP_PROFILE 32 /* str, may be empty */
+#define CPOL_EXE_SECCOMP_EXTRA 40   /* str, may be empty */
+#define CPOL_EXECUTOR_BYTES 48
+
+/* ENV record. */
+#define CPOL_ENV_KEY 0
+#define CPOL_ENV_VALUE 8
+#define CPOL_ENV_BYTES 16
+
+/* MOUNTS record. */
+#define CPOL_MNT_TYPE 0   /* u32: enum cpol_mount_type */
+#define CPOL_MNT_FLAGS 4  /* u32: CPOL_MNT_F_* */
+#define CPOL_MNT_SOURCE 8 /* str, empty for tmpfs */
+#define CPOL_MNT_TARGET 16 /* str */
+#define CPOL_MNT_SIZE 24  /* u64: tmpfs size, 0 for bind */
+#define CPOL_MOUNT_BYTES 32
+
+/* SECCOMP record: struct sock_filter, little-endian. */
+#define CPOL_BPF_CODE 0 /* u16 */
+#define CPOL_BPF_JT 2   /* u8 */
+#define CPOL_BPF_JF 3   /* u8 */
+#define CPOL_BPF_K 4    /* u32 */
+#define CPOL_BPF_BYTES 8
+
+/* TOOLS record. */
+#define CPOL_TOOL_ID 0           /* str */
+#define CPOL_TOOL_DESCRIPTION 8  /* str */
+#define CPOL_TOOL_FLAGS 16       /* u32: CPOL_TOOL_F_* */
+#define CPOL_TOOL_MAX_CALLS 20   /* u32: 0 = no budget */
+#define CPOL_TOOL_TIMEOUT_MS 24  /* u64 */
+#define CPOL_TOOL_EXEC 32        /* list into STRLIST, count >= 1 */
+#define CPOL_TOOL_ENV_FROM 40    /* list into STRLIST */
+#define CPOL_TOOL_ROLES 48       /* list into STRLIST */
+#define CPOL_TOOL_PARAMS 56      /* list into PARAMS: top-level params */
+#define CPOL_TOOL_CONSTRAINTS 64 /* list into CONSTRAINTS; empty in 1.0 */
+#define CPOL_TOOL_BYTES 72
+
+/* PARAMS record.  Params form a forest: a tool owns a contiguous run of
+ * top-level params, an object param owns a run of properties, an array param
+ * owns one items param.  Every child index is greater than its parent's, so
+ * the structure is acyclic by construction, and every param has exactly one
+ * owner.  Runs are sorted by name. */
+#define CPOL_PRM_NAME 0        /* str; empty for an items spec */
+#define CPOL_PRM_TYPE 8        /* u32: enum cpol_type */
+#define CPOL_PRM_FLAGS 12      /* u32: CPOL_PRM_F_* */
+#define CPOL_PRM_MIN 16        /* i64 (integer) or f64 bits (number) */
+#define CPOL_PRM_MAX 24        /* same */
+#define CPOL_PRM_MIN_LENGTH 32 /* u64 */
+#define CPOL_PRM_MAX_LENGTH 40 /* u64 */
+#define CPOL_PRM_MAX_ITEMS 48  /* u64 */
+#define CPOL_PRM_ENUM 56       /* list into STRLIST */
+#define CPOL_PRM_ITEMS 64      /* u32 index into PARAMS or CPOL_NONE */
+#define CPOL_PRM_RESERVED 68   /* u32, zero */
+#define CPOL_PRM_PROPS 72      /* list into PARAMS */
+#define CPOL_PARAM_BYTES 80
+
+/* AGENTS record. */
+#define CPOL_AGT_NAME 0  /* str */
+#define CPOL_AGT_TOOLS 8 /* list into IDXLIST; indices into TOOLS, ascending */
+#define CPOL_AGENT_BYTES 16
+
+/* OUTPUTS record. */
+#define CPOL_OUT_PATH 0      /* str: glob relative to /workspace/out */
+#define CPOL_OUT_MAX_BYTES 8 /* u64 */
+#define CPOL_OUT_FLAGS 16    /* u32: CPOL_OUT_F_* */
+#define CPOL_OUT_RESERVED 20 /* u32, zero */
+#define CPOL_OUTPUT_BYTES 24
+
+/* SIGNATURE record: present in every blob, zero-filled when unsigned. */
+#define CPOL_SIG_ALGO 0      /* u32: enum cpol_sig_algo */
+#define CPOL_SIG_RESERVED 4  /* u32, zero */
+#define CPOL_SIG_KEYID 8     /* u8[8] */
+#define CPOL_SIG_BYTES_OFF 16 /* u8[64]: Ed25519 over CPOL_SIG_CONTEXT || sha256 */
+#define CPOL_SIGNATURE_BYTES 80
+#define CPOL_SIG_CONTEXT "cordon-policy-signature-v1"
+
+enum cpol_mode { CPOL_MODE_ISOLATED = 0, CPOL_MODE_LOCAL = 1 };
+enum cpol_network { CPOL_NET_NONE = 0, CPOL_NET_LOOPBACK = 1 };
+enum cpol_mount_type { CPOL_MOUNT_BIND = 0, CPOL_MOUNT_TMPFS = 1 };
+enum cpol_type {
+	CPOL_T_STRING = 1,
+	CPOL_T_INTEGER = 2,
+	CPOL_T_NUMBER = 3,
+	CPOL_T_BOOLEAN = 4,
+	CPOL_T_ARRAY = 5,
+	CPOL_T_OBJECT = 6,
+};
+enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
+
+#define CPOL_EXE_F_LANDLOCK 0x1u
+#define CPOL_EXE_F_ALL 0x1u
+
+#define CPOL_LAYER_LANDLOCK 0x1u
+#define CPOL_LAYER_CGROUP 0x2u
+#define CPOL_LAYER_ALL 0x3u
+
+#define CPOL_MNT_F_RW 0x1u
+#define CPOL_MNT_F_ALL 0x1u
+
+#define CPOL_TOOL_F_SIDE_EFFECT 0x1u
+#define CPOL_TOOL_F_REPLAY 0x2u /* only with SIDE_EFFECT */
+#define CPOL_TOOL_F_ALL 0x3u
+
+#define CPOL_PRM_F_REQUIRED 0x01u
+#define CPOL_PRM_F_MIN 0x02u        /* MIN is set (integer, number) */
+#define CPOL_PRM_F_MAX 0x04u        /* MAX is set (integer, number) */
+#define CPOL_PRM_F_MIN_LENGTH 0x08u /* string */
+#define CPOL_PRM_F_MAX_LENGTH 0x10u /* string */
+#define CPOL_PRM_F_MAX_ITEMS 0x20u  /* array */
+#define CPOL_PRM_F_ALL 0x3Fu
+
+#define CPOL_OUT_F_REQUIRED 0x1u
+#define CPOL_OUT_F_ALL 0x1u
+
+#endif

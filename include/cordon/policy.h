@@ -1,0 +1,167 @@
+/*
+ * policy.h - the decoded policy, the same in memory on both sides.
+ *
+ * The compiler builds a struct cpol_policy from YAML and emit.c writes it;
+ * blob_load.c reads a blob back into the same struct.  Round-trip tests
+ * compare the two field by field, so the struct is the meaning of a blob.
+ *
+ * Ownership: every array and string hangs off the policy's arena and is freed
+ * with policy_free(); nothing points into the file a policy came from.
+ */
+#ifndef CORDON_POLICY_H
+#define CORDON_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cordon/arena.h"
+#include "cordon/cpol.h"
+
+struct cpol_strs {
+	const char **v;
+	uint32_t n;
+};
+
+struct cpol_meta {
+	const char *app;
+	uint32_t descriptor_version;
+	uint32_t inventory_version;
+};
+
+struct cpol_limits {
+	uint64_t timeout_ms;
+	uint64_t max_file_bytes;
+	uint64_t ws_delta_bytes;
+	uint64_t ws_max_bytes; /* 0: unset */
+	uint64_t monitor_ms;
+	uint64_t max_output_bytes;
+	uint64_t max_result_bytes;
+	uint64_t max_code_bytes;
+	uint64_t memory_bytes;
+	uint64_t max_tool_request_bytes;
+	uint32_t pids;
+	uint32_t open_files;
+	uint32_t mode; /* enum cpol_mode */
+};
+
+struct cpol_executor {
+	const char *interpreter;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t network; /* enum cpol_network */
+	uint32_t flags;   /* CPOL_EXE_F_* */
+	uint32_t require; /* CPOL_LAYER_* */
+	const char *seccomp_profile; /* "" when none */
+	const char *seccomp_extra;   /* "" when none */
+};
+
+struct cpol_env {
+	const char *key;
+	const char *value;
+};
+
+struct cpol_mount {
+	uint32_t type;  /* enum cpol_mount_type */
+	uint32_t flags; /* CPOL_MNT_F_* */
+	const char *source; /* "" for tmpfs */
+	const char *target;
+	uint64_t size; /* tmpfs bytes; 0 for bind */
+};
+
+struct cpol_bpf {
+	uint16_t code;
+	uint8_t jt;
+	uint8_t jf;
+	uint32_t k;
+};
+
+struct cpol_range {
+	uint32_t first;
+	uint32_t count;
+};
+
+struct cpol_param {
+	const char *name; /* "" for an array's items spec */
+	uint32_t type;    /* enum cpol_type */
+	uint32_t flags;   /* CPOL_PRM_F_* */
+	int64_t imin, imax; /* integer bounds, when flagged */
+	double fmin, fmax;  /* number bounds, when flagged */
+	uint64_t min_length;
+	uint64_t max_length;
+	uint64_t max_items;
+	struct cpol_strs enums; /* strings only; empty when no enum */
+	uint32_t items;         /* index into params, or CPOL_NONE */
+	struct cpol_range props; /* object properties, sorted by name */
+};
+
+struct cpol_tool {
+	const char *id;
+	const char *description;
+	uint32_t flags;     /* CPOL_TOOL_F_* */
+	uint32_t max_calls; /* 0: no budget */
+	uint64_t timeout_ms;
+	struct cpol_strs exec; /* argv; exec.v[0] is an absolute path */
+	struct cpol_strs env_from;
+	struct cpol_strs roles; /* empty: any role the agent grants */
+	struct cpol_range params;      /* top-level params, sorted by name */
+	struct cpol_range constraints; /* empty in format 1.0 */
+};
+
+struct cpol_agent {
+	const char *name;
+	uint32_t *tools; /* indices into tools, ascending */
+	uint32_t ntools;
+};
+
+struct cpol_output {
+	const char *path;
+	uint64_t max_bytes;
+	uint32_t flags; /* CPOL_OUT_F_* */
+};
+
+struct cpol_signature {
+	uint32_t algo; /* enum cpol_sig_algo */
+	uint8_t keyid[8];
+	uint8_t sig[64];
+};
+
+struct cpol_policy {
+	struct arena arena;
+	uint16_t major, minor;
+	uint32_t arch;
+	uint8_t sha256[32]; /* filled by the loader, and by emit on write */
+	struct cpol_meta meta;
+	struct cpol_limits limits;
+	struct cpol_executor exec;
+	struct cpol_env *env;
+	uint32_t nenv;
+	struct cpol_mount *mounts;
+	uint32_t nmounts;
+	struct cpol_bpf *seccomp;
+	uint32_t nseccomp;
+	struct cpol_tool *tools;
+	uint32_t ntools;
+	struct cpol_param *params;
+	uint32_t nparams;
+	uint8_t *constraints; /* bytecode; empty in format 1.0 */
+	uint32_t nconstraints;
+	struct cpol_agent *agents;
+	uint32_t nagents;
+	struct cpol_output *outputs;
+	uint32_t noutputs;
+	struct cpol_signature signature;
+};
+
+void policy_init(struct cpol_policy *p);
+void policy_free(struct cpol_policy *p);
+
+/* Names for enums and flags, shared by inspect and diagnostics. */
+const char *policy_type_name(uint32_t type);
+const char *policy_mode_name(uint32_t mode);
+const char *policy_network_name(uint32_t net);
+const char *policy_mount_type_name(uint32_t type);
+
+/* Lookups over the sorted tables: index or CPOL_NONE. */
+uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);
+
+#endif
