@@ -57,6 +57,16 @@ const char *policy_mount_type_name(uint32_t type)
 	return "?";
 }
 
+const char *policy_section_name(uint32_t id)
+{
+	static const char *const names[CPOL_SEC_COUNT + 1] = {
+		"?",      "strtab", "strlist", "idxlist",     "meta",   "limits",  "executor",  "env",
+		"mounts", "seccomp", "tools",  "params", "constraints", "agents", "outputs", "signature",
+	};
+
+	return id <= CPOL_SEC_COUNT ? names[id] : "?";
+}
+
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
 {
 	uint32_t lo = 0, hi = p->ntools;

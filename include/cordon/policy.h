@@ -160,6 +160,7 @@ const char *policy_type_name(uint32_t type);
 const char *policy_mode_name(uint32_t mode);
 const char *policy_network_name(uint32_t net);
 const char *policy_mount_type_name(uint32_t type);
+const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown */
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);

@@ -1,0 +1,460 @@
+/*
+ * inspect.c - a loaded blob shown to people (text) and to programs (JSON).
+ *
+ * Both views are built from what blob_load() decoded, never from the YAML:
+ * inspect shows what the runtime will enforce.  The JSON is documented in
+ * docs/cordonc.md; integers are written exactly (64-bit values do not pass
+ * through a double).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <sodium.h>
+
+#include "compiler/inspect.h"
+#include "compiler/units.h"
+#include "cordon/keys.h"
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static const char *arch_name(uint32_t arch)
+{
+	return arch == CPOL_ARCH_X86_64 ? "x86_64" : "unknown";
+}
+
+/* --- JSON --------------------------------------------------------------- */
+
+static cJSON *json_u64(uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_i64(int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_strs(const struct cpol_strs *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	uint32_t i;
+
+	for (i = 0; a != NULL && i < s->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(s->v[i]));
+	return a;
+}
+
+static cJSON *json_param(const struct cpol_policy *p, const struct cpol_param *prm);
+
+static cJSON *json_params(const struct cpol_policy *p, struct cpol_range r)
+{
+	cJSON *o = cJSON_CreateObject();
+	uint32_t i;
+
+	for (i = 0; o != NULL && i < r.count; i++) {
+		const struct cpol_param *c = &p->params[r.first + i];
+
+		cJSON_AddItemToObject(o, c->name, json_param(p, c));
+	}
+	return o;
+}
+
+/* Recursion depth is bounded by the loader's nesting limit. */
+static cJSON *json_param(const struct cpol_policy *p, const struct cpol_param *prm)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "type", policy_type_name(prm->type));
+	cJSON_AddBoolToObject(o, "required", (prm->flags & CPOL_PRM_F_REQUIRED) != 0);
+	if (prm->flags & CPOL_PRM_F_MIN_LENGTH)
+		cJSON_AddItemToObject(o, "minLength", json_u64(prm->min_length));
+	if (prm->flags & CPOL_PRM_F_MAX_LENGTH)
+		cJSON_AddItemToObject(o, "maxLength", json_u64(prm->max_length));
+	if (prm->enums.n > 0)
+		cJSON_AddItemToObject(o, "enum", json_strs(&prm->enums));
+	if (prm->type == CPOL_T_INTEGER) {
+		if (prm->flags & CPOL_PRM_F_MIN)
+			cJSON_AddItemToObject(o, "min", json_i64(prm->imin));
+		if (prm->flags & CPOL_PRM_F_MAX)
+			cJSON_AddItemToObject(o, "max", json_i64(prm->imax));
+	} else if (prm->type == CPOL_T_NUMBER) {
+		if (prm->flags & CPOL_PRM_F_MIN)
+			cJSON_AddNumberToObject(o, "min", prm->fmin);
+		if (prm->flags & CPOL_PRM_F_MAX)
+			cJSON_AddNumberToObject(o, "max", prm->fmax);
+	}
+	if (prm->flags & CPOL_PRM_F_MAX_ITEMS)
+		cJSON_AddItemToObject(o, "maxItems", json_u64(prm->max_items));
+	if (prm->type == CPOL_T_ARRAY && prm->items != CPOL_NONE)
+		cJSON_AddItemToObject(o, "items", json_param(p, &p->params[prm->items]));
+	if (prm->type == CPOL_T_OBJECT)
+		cJSON_AddItemToObject(o, "properties", json_params(p, prm->props));
+	return o;
+}
+
+static cJSON *json_sections(const uint8_t *buf)
+{
+	cJSON *a = cJSON_CreateArray();
+	uint32_t i;
+
+	for (i = 0; a != NULL && i < CPOL_SEC_COUNT; i++) {
+		const uint8_t *e = buf + CPOL_HEADER_SIZE + i * CPOL_SEC_ENT_BYTES;
+		cJSON *s = cJSON_CreateObject();
+		uint32_t id = rd32(e + CPOL_SEC_ENT_ID);
+
+		cJSON_AddNumberToObject(s, "id", id);
+		cJSON_AddStringToObject(s, "name", policy_section_name(id));
+		cJSON_AddItemToObject(s, "offset", json_u64(rd64(e + CPOL_SEC_ENT_OFFSET)));
+		cJSON_AddItemToObject(s, "size", json_u64(rd64(e + CPOL_SEC_ENT_SIZE)));
+		cJSON_AddNumberToObject(s, "count", rd32(e + CPOL_SEC_ENT_COUNT));
+		cJSON_AddItemToArray(a, s);
+	}
+	return a;
+}
+
+static cJSON *json_limits(const struct cpol_limits *l)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "mode", policy_mode_name(l->mode));
+	cJSON_AddItemToObject(o, "timeoutMs", json_u64(l->timeout_ms));
+	cJSON_AddItemToObject(o, "maxFileBytes", json_u64(l->max_file_bytes));
+	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", json_u64(l->ws_delta_bytes));
+	if (l->ws_max_bytes != 0)
+		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", json_u64(l->ws_max_bytes));
+	else
+		cJSON_AddNullToObject(o, "maxExecWorkspaceBytes");
+	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", json_u64(l->monitor_ms));
+	cJSON_AddItemToObject(o, "maxOutputBytes", json_u64(l->max_output_bytes));
+	cJSON_AddItemToObject(o, "maxResultBytes", json_u64(l->max_result_bytes));
+	cJSON_AddItemToObject(o, "maxCodeBytes", json_u64(l->max_code_bytes));
+	cJSON_AddItemToObject(o, "maxToolRequestBytes", json_u64(l->max_tool_request_bytes));
+	cJSON_AddItemToObject(o, "memoryBytes", json_u64(l->memory_bytes));
+	cJSON_AddNumberToObject(o, "pids", l->pids);
+	cJSON_AddNumberToObject(o, "openFiles", l->open_files);
+	return o;
+}
+
+static cJSON *json_executor(const struct cpol_policy *p)
+{
+	const struct cpol_executor *e = &p->exec;
+	cJSON *o = cJSON_CreateObject(), *req = cJSON_CreateArray(), *sc = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "interpreter", e->interpreter);
+	cJSON_AddNumberToObject(o, "uid", e->uid);
+	cJSON_AddNumberToObject(o, "gid", e->gid);
+	cJSON_AddStringToObject(o, "network", policy_network_name(e->network));
+	cJSON_AddBoolToObject(o, "landlock", (e->flags & CPOL_EXE_F_LANDLOCK) != 0);
+	if (e->require & CPOL_LAYER_LANDLOCK)
+		cJSON_AddItemToArray(req, cJSON_CreateString("landlock"));
+	if (e->require & CPOL_LAYER_CGROUP)
+		cJSON_AddItemToArray(req, cJSON_CreateString("cgroup"));
+	cJSON_AddItemToObject(o, "require", req);
+	cJSON_AddStringToObject(sc, "profile", e->seccomp_profile);
+	cJSON_AddStringToObject(sc, "extra", e->seccomp_extra);
+	cJSON_AddItemToObject(o, "seccomp", sc);
+	return o;
+}
+
+static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "id", t->id);
+	cJSON_AddStringToObject(o, "description", t->description);
+	cJSON_AddBoolToObject(o, "sideEffect", (t->flags & CPOL_TOOL_F_SIDE_EFFECT) != 0);
+	cJSON_AddBoolToObject(o, "replay", (t->flags & CPOL_TOOL_F_REPLAY) != 0);
+	cJSON_AddItemToObject(o, "timeoutMs", json_u64(t->timeout_ms));
+	if (t->max_calls != 0)
+		cJSON_AddNumberToObject(o, "maxCalls", t->max_calls);
+	else
+		cJSON_AddNullToObject(o, "maxCalls");
+	cJSON_AddItemToObject(o, "exec", json_strs(&t->exec));
+	cJSON_AddItemToObject(o, "envFrom", json_strs(&t->env_from));
+	cJSON_AddItemToObject(o, "roles", json_strs(&t->roles));
+	cJSON_AddItemToObject(o, "params", json_params(p, t->params));
+	cJSON_AddNumberToObject(o, "constraints", t->constraints.count);
+	return o;
+}
+
+char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
+{
+	cJSON *root = cJSON_CreateObject(), *fmt, *arr, *obj, *sig;
+	char hex[65], kid[2 * KEY_ID_BYTES + 1];
+	char *out = NULL;
+	uint32_t i, j;
+
+	if (root == NULL)
+		return NULL;
+	fmt = cJSON_AddObjectToObject(root, "format");
+	cJSON_AddNumberToObject(fmt, "major", p->major);
+	cJSON_AddNumberToObject(fmt, "minor", p->minor);
+	cJSON_AddStringToObject(fmt, "arch", arch_name(p->arch));
+	cJSON_AddItemToObject(fmt, "size", json_u64(len));
+	sodium_bin2hex(hex, sizeof(hex), p->sha256, 32);
+	cJSON_AddStringToObject(fmt, "sha256", hex);
+	cJSON_AddItemToObject(root, "sections", json_sections(buf));
+
+	obj = cJSON_AddObjectToObject(root, "meta");
+	cJSON_AddStringToObject(obj, "app", p->meta.app);
+	cJSON_AddNumberToObject(obj, "descriptorVersion", p->meta.descriptor_version);
+	cJSON_AddNumberToObject(obj, "inventoryVersion", p->meta.inventory_version);
+	cJSON_AddItemToObject(root, "limits", json_limits(&p->limits));
+	cJSON_AddItemToObject(root, "executor", json_executor(p));
+
+	obj = cJSON_AddObjectToObject(root, "env");
+	for (i = 0; i < p->nenv; i++)
+		cJSON_AddStringToObject(obj, p->env[i].key, p->env[i].value);
+
+	arr = cJSON_AddArrayToObject(root, "mounts");
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cpol_mount *m = &p->mounts[i];
+		cJSON *mo = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(mo, "type", policy_mount_type_name(m->type));
+		if (m->type == CPOL_MOUNT_BIND)
+			cJSON_AddStringToObject(mo, "source", m->source);
+		cJSON_AddStringToObject(mo, "target", m->target);
+		cJSON_AddBoolToObject(mo, "rw", (m->flags & CPOL_MNT_F_RW) != 0);
+		if (m->type == CPOL_MOUNT_TMPFS)
+			cJSON_AddItemToObject(mo, "sizeBytes", json_u64(m->size));
+		cJSON_AddItemToArray(arr, mo);
+	}
+
+	obj = cJSON_AddObjectToObject(root, "seccomp");
+	cJSON_AddNumberToObject(obj, "instructions", p->nseccomp);
+	arr = cJSON_AddArrayToObject(obj, "program");
+	for (i = 0; i < p->nseccomp; i++) {
+		cJSON *ins = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].code));
+		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].jt));
+		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].jf));
+		cJSON_AddItemToArray(ins, json_u64(p->seccomp[i].k));
+		cJSON_AddItemToArray(arr, ins);
+	}
+
+	arr = cJSON_AddArrayToObject(root, "tools");
+	for (i = 0; i < p->ntools; i++)
+		cJSON_AddItemToArray(arr, json_tool(p, &p->tools[i]));
+
+	obj = cJSON_AddObjectToObject(root, "agents");
+	for (i = 0; i < p->nagents; i++) {
+		cJSON *ta = cJSON_CreateArray();
+
+		for (j = 0; j < p->agents[i].ntools; j++)
+			cJSON_AddItemToArray(ta, cJSON_CreateString(p->tools[p->agents[i].tools[j]].id));
+		cJSON_AddItemToObject(obj, p->agents[i].name, ta);
+	}
+
+	arr = cJSON_AddArrayToObject(root, "outputs");
+	for (i = 0; i < p->noutputs; i++) {
+		cJSON *oo = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(oo, "path", p->outputs[i].path);
+		cJSON_AddItemToObject(oo, "maxBytes", json_u64(p->outputs[i].max_bytes));
+		cJSON_AddBoolToObject(oo, "required", (p->outputs[i].flags & CPOL_OUT_F_REQUIRED) != 0);
+		cJSON_AddItemToArray(arr, oo);
+	}
+
+	sig = cJSON_AddObjectToObject(root, "signature");
+	if (p->signature.algo == CPOL_SIG_ED25519) {
+		key_id_hex(p->signature.keyid, kid);
+		cJSON_AddStringToObject(sig, "algorithm", "ed25519");
+		cJSON_AddStringToObject(sig, "keyId", kid);
+	} else {
+		cJSON_AddStringToObject(sig, "algorithm", "none");
+		cJSON_AddNullToObject(sig, "keyId");
+	}
+	out = cJSON_Print(root);
+	cJSON_Delete(root);
+	return out;
+}
+
+/* --- text --------------------------------------------------------------- */
+
+static void text_strs(FILE *f, const struct cpol_strs *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		fprintf(f, "%s%s", i ? " " : "", s->v[i]);
+	if (s->n == 0)
+		fputs("-", f);
+}
+
+static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_param *prm, int indent)
+{
+	uint32_t i;
+
+	fprintf(f, "%*s%s: %s%s", indent, "", prm->name[0] ? prm->name : "items", policy_type_name(prm->type),
+		(prm->flags & CPOL_PRM_F_REQUIRED) ? " required" : "");
+	if (prm->flags & CPOL_PRM_F_MIN_LENGTH)
+		fprintf(f, " min_length=%" PRIu64, prm->min_length);
+	if (prm->flags & CPOL_PRM_F_MAX_LENGTH)
+		fprintf(f, " max_length=%" PRIu64, prm->max_length);
+	if (prm->type == CPOL_T_INTEGER && (prm->flags & CPOL_PRM_F_MIN))
+		fprintf(f, " min=%" PRId64, prm->imin);
+	if (prm->type == CPOL_T_INTEGER && (prm->flags & CPOL_PRM_F_MAX))
+		fprintf(f, " max=%" PRId64, prm->imax);
+	if (prm->type == CPOL_T_NUMBER && (prm->flags & CPOL_PRM_F_MIN))
+		fprintf(f, " min=%.17g", prm->fmin);
+	if (prm->type == CPOL_T_NUMBER && (prm->flags & CPOL_PRM_F_MAX))
+		fprintf(f, " max=%.17g", prm->fmax);
+	if (prm->flags & CPOL_PRM_F_MAX_ITEMS)
+		fprintf(f, " max_items=%" PRIu64, prm->max_items);
+	if (prm->enums.n > 0) {
+		fputs(" enum=[", f);
+		for (i = 0; i < prm->enums.n; i++)
+			fprintf(f, "%s%s", i ? "," : "", prm->enums.v[i]);
+		fputs("]", f);
+	}
+	fputc('\n', f);
+	if (prm->type == CPOL_T_ARRAY && prm->items != CPOL_NONE)
+		text_param(f, p, &p->params[prm->items], indent + 2);
+	for (i = 0; prm->type == CPOL_T_OBJECT && i < prm->props.count; i++)
+		text_param(f, p, &p->params[prm->props.first + i], indent + 2);
+}
+
+void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const uint8_t *buf, size_t len)
+{
+	const struct cpol_limits *l = &p->limits;
+	const struct cpol_executor *e = &p->exec;
+	char hex[65], a[32], b[32], kid[2 * KEY_ID_BYTES + 1];
+	uint32_t i, j;
+
+	sodium_bin2hex(hex, sizeof(hex), p->sha256, 32);
+	fprintf(f, "%s: cordon policy, format %u.%u, arch %s, %zu bytes\n", name, p->major, p->minor,
+		arch_name(p->arch), len);
+	fprintf(f, "sha256:    %s\n", hex);
+	if (p->signature.algo == CPOL_SIG_ED25519) {
+		key_id_hex(p->signature.keyid, kid);
+		fprintf(f, "signature: ed25519, key %s\n", kid);
+	} else {
+		fprintf(f, "signature: none\n");
+	}
+
+	fprintf(f, "\nsections:\n  %2s %-12s %8s %8s %6s\n", "id", "name", "offset", "size", "count");
+	for (i = 0; i < CPOL_SEC_COUNT; i++) {
+		const uint8_t *ent = buf + CPOL_HEADER_SIZE + i * CPOL_SEC_ENT_BYTES;
+		uint32_t id = rd32(ent + CPOL_SEC_ENT_ID);
+
+		fprintf(f, "  %2u %-12s %8" PRIu64 " %8" PRIu64 " %6u\n", id, policy_section_name(id),
+			rd64(ent + CPOL_SEC_ENT_OFFSET), rd64(ent + CPOL_SEC_ENT_SIZE), rd32(ent + CPOL_SEC_ENT_COUNT));
+	}
+
+	fprintf(f, "\nmeta:\n  app %s (descriptor version %u, inventory version %u)\n", p->meta.app,
+		p->meta.descriptor_version, p->meta.inventory_version);
+
+	fprintf(f, "\nlimits:\n  mode %s\n", policy_mode_name(l->mode));
+	units_format_duration(l->timeout_ms, a, sizeof(a));
+	fprintf(f, "  timeout %s\n", a);
+	units_format_size(l->max_file_bytes, a, sizeof(a));
+	fprintf(f, "  max_file_bytes %s\n", a);
+	units_format_size(l->ws_delta_bytes, a, sizeof(a));
+	fprintf(f, "  max_exec_workspace_delta_bytes %s\n", a);
+	if (l->ws_max_bytes != 0) {
+		units_format_size(l->ws_max_bytes, a, sizeof(a));
+		fprintf(f, "  max_exec_workspace_bytes %s\n", a);
+	} else {
+		fprintf(f, "  max_exec_workspace_bytes unset\n");
+	}
+	units_format_duration(l->monitor_ms, a, sizeof(a));
+	fprintf(f, "  workspace_monitor_interval %s\n", a);
+	units_format_size(l->max_output_bytes, a, sizeof(a));
+	units_format_size(l->max_result_bytes, b, sizeof(b));
+	fprintf(f, "  max_output_bytes %s, max_result_bytes %s\n", a, b);
+	units_format_size(l->max_code_bytes, a, sizeof(a));
+	units_format_size(l->max_tool_request_bytes, b, sizeof(b));
+	fprintf(f, "  max_code_bytes %s, max_tool_request_bytes %s\n", a, b);
+	units_format_size(l->memory_bytes, a, sizeof(a));
+	fprintf(f, "  memory %s, pids %u, open_files %u\n", a, l->pids, l->open_files);
+
+	fprintf(f, "\nexecutor:\n  interpreter %s\n  uid %u, gid %u\n  network %s\n  landlock %s\n",
+		e->interpreter, e->uid, e->gid, policy_network_name(e->network),
+		(e->flags & CPOL_EXE_F_LANDLOCK) ? "on" : "off");
+	fprintf(f, "  require%s%s%s\n", e->require ? "" : " -", (e->require & CPOL_LAYER_LANDLOCK) ? " landlock" : "",
+		(e->require & CPOL_LAYER_CGROUP) ? " cgroup" : "");
+
+	fprintf(f, "\nenv: %u\n", p->nenv);
+	for (i = 0; i < p->nenv; i++)
+		fprintf(f, "  %s=%s\n", p->env[i].key, p->env[i].value);
+
+	fprintf(f, "\nmounts: %u\n", p->nmounts);
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cpol_mount *m = &p->mounts[i];
+
+		if (m->type == CPOL_MOUNT_TMPFS) {
+			units_format_size(m->size, a, sizeof(a));
+			fprintf(f, "  tmpfs %s size %s\n", m->target, a);
+		} else {
+			fprintf(f, "  bind  %s <- %s %s\n", m->target, m->source,
+				(m->flags & CPOL_MNT_F_RW) ? "rw" : "ro");
+		}
+	}
+
+	fprintf(f, "\nseccomp: %u instructions (profile %s%s%s)\n", p->nseccomp,
+		e->seccomp_profile[0] ? e->seccomp_profile : "-", e->seccomp_extra[0] ? ", extra " : "",
+		e->seccomp_extra);
+	if (p->nseccomp == 0)
+		fprintf(f, "  not compiled: the seccomp policy language is not built yet\n");
+
+	fprintf(f, "\ntools: %u\n", p->ntools);
+	for (i = 0; i < p->ntools; i++) {
+		const struct cpol_tool *t = &p->tools[i];
+
+		units_format_duration(t->timeout_ms, a, sizeof(a));
+		fprintf(f, "  %s%s%s, timeout %s, ", t->id, (t->flags & CPOL_TOOL_F_SIDE_EFFECT) ? ", side effect" : "",
+			(t->flags & CPOL_TOOL_F_REPLAY) ? " (replay recorded)" : "", a);
+		if (t->max_calls)
+			fprintf(f, "max_calls %u\n", t->max_calls);
+		else
+			fprintf(f, "no call budget\n");
+		fprintf(f, "    %s\n    exec: ", t->description);
+		text_strs(f, &t->exec);
+		fputs("\n    env_from: ", f);
+		text_strs(f, &t->env_from);
+		fputs("\n    roles: ", f);
+		if (t->roles.n == 0)
+			fputs("any role of an agent that lists it", f);
+		else
+			text_strs(f, &t->roles);
+		fprintf(f, "\n    params: %u\n", t->params.count);
+		for (j = 0; j < t->params.count; j++)
+			text_param(f, p, &p->params[t->params.first + j], 6);
+	}
+
+	fprintf(f, "\nagents: %u\n", p->nagents);
+	for (i = 0; i < p->nagents; i++) {
+		fprintf(f, "  %s:", p->agents[i].name);
+		for (j = 0; j < p->agents[i].ntools; j++)
+			fprintf(f, " %s", p->tools[p->agents[i].tools[j]].id);
+		fputc('\n', f);
+	}
+
+	fprintf(f, "\noutputs: %u\n", p->noutputs);
+	for (i = 0; i < p->noutputs; i++) {
+		units_format_size(p->outputs[i].max_bytes, a, sizeof(a));
+		fprintf(f, "  %s max %s%s\n", p->outputs[i].path, a,
+			(p->outputs[i].flags & CPOL_OUT_F_REQUIRED) ? " required" : "");
+	}
+	fprintf(f, "\nconstraints: %u bytes of bytecode\n", p->nconstraints);
+}
