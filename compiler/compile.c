@@ -30,11 +30,18 @@ int compile_sources(const struct src_file *app, const struct src_file *const *to
 	}
 
 	/* Stage 1: every file parses on its own, so a syntax error in the
-	 * inventory is reported even when the descriptor is broken too. */
-	app_ok = ydoc_parse(app, &app_doc, d) == 0 && app_doc.root != NULL;
-	for (i = 0; i < ntools; i++, parsed++)
-		if (ydoc_parse(tools[i], &tool_docs[i], d) != 0 || tool_docs[i].root == NULL)
+	 * inventory is reported even when the descriptor is broken too.  A
+	 * tree that came back whole despite errors (a duplicate key, an
+	 * anchor) is still checked, so one run reports those errors and the
+	 * descriptor's own; a tree cut short by a syntax error is not, since
+	 * its missing half would only produce noise. */
+	ydoc_parse(app, &app_doc, d);
+	app_ok = app_doc.root != NULL;
+	for (i = 0; i < ntools; i++, parsed++) {
+		ydoc_parse(tools[i], &tool_docs[i], d);
+		if (tool_docs[i].root == NULL)
 			inv_ok = 0;
+	}
 
 	/* Stage 2: the descriptor's own keys. */
 	if (app_ok) {
