@@ -97,14 +97,14 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/cordon/*.h compi
 fuzz-check: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(CHECK_FUZZ_SECONDS)s)"; \
 		mkdir -p build-fuzz/corpus-$$n; \
-		$$f -max_total_time=$(CHECK_FUZZ_SECONDS) -print_final_stats=0 -close_fd_mask=3 \
+		$$f -max_total_time=$(CHECK_FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 -close_fd_mask=3 \
 			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_} >build-fuzz/$$n.log 2>&1 \
 			|| { tail -50 build-fuzz/$$n.log; exit 1; }; done
 
 fuzz: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(FUZZ_SECONDS)s)"; \
 		mkdir -p build-fuzz/corpus-$$n; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -close_fd_mask=3 \
 			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_}; done
 
 ifeq ($(SAN),1)

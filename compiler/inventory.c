@@ -673,12 +673,12 @@ int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_po
 	size_t i;
 	int rc = 0;
 
-	/* qsort is not stable; the comparison falls back to array position,
-	 * which is input order before the sort starts moving things.  Record
-	 * it first. */
+	/* qsort is not stable; equal ids are ordered by input position,
+	 * recorded before the sort starts moving things. */
 	for (i = 0; i < inv->n; i++)
 		inv->v[i].order = i;
-	qsort(inv->v, inv->n, sizeof(*inv->v), cmp_tool_src);
+	if (inv->n > 0)
+		qsort(inv->v, inv->n, sizeof(*inv->v), cmp_tool_src);
 	p->tools = arena_calloc(&p->arena, inv->n ? inv->n : 1, sizeof(*p->tools));
 	if (p->tools == NULL) {
 		rc = -1;
