@@ -362,6 +362,8 @@ static int cmd_help(int argc, char **argv)
 		print_overview(stdout);
 		return 0;
 	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return print_help("help");
 	if (command_find(argv[1]) == NULL) {
 		fprintf(stderr, "cordonc help: unknown command '%s'\n", argv[1]);
 		return EXIT_USAGE;

@@ -1,0 +1,20 @@
+# lib.sh - helpers for the CLI tests (sourced).  Each expect_* runs or checks
+# the last command and stops the test at the first mismatch.
+CORDONC="$BUILD/cordonc"
+CORDON="$BUILD/cordon"
+T=$(mktemp -d)
+_out="$T/.stdout"; _err="$T/.stderr"
+trap 'rm -rf "$T"' EXIT
+
+die() { echo "FAIL $(basename "$0"): $*"; [ -s "$_err" ] && sed 's/^/    stderr: /' "$_err" | head -20; exit 1; }
+pass() { echo "ok   $(basename "$0"): $*"; }
+
+# expect_rc RC CMD...: run CMD, stdout/stderr kept for expect_out/expect_err.
+expect_rc() {
+	want=$1; shift
+	"$@" >"$_out" 2>"$_err"; got=$?
+	[ "$got" -eq "$want" ] || die "exit $got, want $want: $*"
+}
+expect_out() { grep -qF -- "$1" "$_out" || die "stdout lacks: $1"; }
+expect_err() { grep -qF -- "$1" "$_err" || die "stderr lacks: $1"; }
+expect_err_re() { grep -qE -- "$1" "$_err" || die "stderr lacks /$1/"; }

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Command-line behaviour of cordonc and cordon: help, version, exit codes,
+# determinism, and "no output file on error".
+set -u
+: "${BUILD:?}" "${SRC:?}"
+. "$SRC/tests/cli/lib.sh"
+APP="$SRC/examples/cafe/app.yaml"
+TOOLS="$SRC/examples/cafe/tools.yaml"
+
+# Help and version, for both binaries and every cordonc command.
+expect_rc 0 "$CORDONC" --help;   expect_out "usage: cordonc COMMAND"
+expect_rc 0 "$CORDONC" --version; expect_out "blob format 1.0"
+expect_rc 0 "$CORDON" --help;    expect_out "check-policy"
+expect_rc 0 "$CORDON" --version; expect_out "blob format 1.0"
+for c in compile inspect verify keygen sign help; do
+	expect_rc 0 "$CORDONC" "$c" --help; expect_out "usage: cordonc $c"
+done
+expect_rc 0 "$CORDONC" help compile; expect_out "usage: cordonc compile"
+expect_rc 2 "$CORDONC";                 expect_err "usage: cordonc"
+expect_rc 2 "$CORDONC" frobnicate;      expect_err "unknown command 'frobnicate'"
+expect_rc 2 "$CORDON" frobnicate;       expect_err "unknown command 'frobnicate'"
+expect_rc 2 "$CORDONC" compile "$APP" "$TOOLS";      expect_err "missing -o OUTPUT"
+expect_rc 2 "$CORDONC" compile "$APP" -o "$T/x";     expect_err "at least one tool inventory"
+expect_rc 2 "$CORDONC" compile --bogus "$APP" "$TOOLS" -o "$T/x"
+expect_rc 2 "$CORDONC" compile "$T/missing.yaml" "$TOOLS" -o "$T/x"
+expect_err "cannot read"
+expect_rc 2 "$CORDONC" compile "$SRC/examples" "$TOOLS" -o "$T/x"
+[ ! -e "$T/x" ] || die "output written for bad input"
+
+# Deterministic: two compiles, identical bytes; options before or after.
+expect_rc 0 "$CORDONC" compile "$APP" "$TOOLS" -o "$T/a.cpol"
+expect_rc 0 "$CORDONC" compile -o "$T/b.cpol" "$APP" "$TOOLS"
+cmp -s "$T/a.cpol" "$T/b.cpol" || die "two compiles differ"
+
+# An error keeps an existing output file as it was (write + rename).
+cp "$T/a.cpol" "$T/keep.cpol"
+printf 'version: 1\napp: x\nexecution: { runtime: { timeout: 30 } }\n' >"$T/bad.yaml"
+expect_rc 2 "$CORDONC" compile "$T/bad.yaml" "$TOOLS" -o "$T/keep.cpol"
+cmp -s "$T/a.cpol" "$T/keep.cpol" || die "failed compile changed the existing output"
+ls "$T"/keep.cpol.tmp* >/dev/null 2>&1 && die "temporary file left behind"
+
+# Every error of a file in one run, each with a caret.
+printf 'version: 1\napp: x\nexecution:\n  runtime: { timeout: 30, pids: 0, memory: 1x }\n' >"$T/many.yaml"
+expect_rc 2 "$CORDONC" compile "$T/many.yaml" "$TOOLS" -o "$T/x"
+[ "$(grep -c ': error: ' "$_err")" -eq 3 ] || die "want 3 errors in one run"
+expect_err "cordonc: 3 errors; no output written"
+
+# inspect / verify / check-policy on good and bad blobs.
+expect_rc 0 "$CORDONC" inspect "$T/a.cpol";        expect_out "tools: 2"
+expect_rc 0 "$CORDONC" inspect --json "$T/a.cpol"; expect_out '"app":'
+expect_rc 0 "$CORDONC" verify "$T/a.cpol";         expect_out "valid policy blob"
+expect_rc 0 "$CORDON" check-policy "$T/a.cpol";    expect_out "ok: app cafe"
+printf 'not a blob at all, but long enough to hold a header......................................................................................................................................................................................................................................................................................................................................................................................................\n' >"$T/junk.cpol"
+expect_rc 1 "$CORDONC" inspect "$T/junk.cpol";     expect_err "[field header.magic, byte 0]"
+expect_rc 1 "$CORDON" check-policy "$T/junk.cpol"; expect_err "[field header.magic, byte 0]"
+: >"$T/empty.cpol"
+expect_rc 2 "$CORDON" check-policy "$T/empty.cpol"
+expect_rc 2 "$CORDON" check-policy "$T/nonexistent.cpol"
+expect_rc 2 "$CORDON" check-policy
+pass "help, version, exit codes, determinism, atomic output"

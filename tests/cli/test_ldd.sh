@@ -1,0 +1,13 @@
+#!/bin/sh
+# The runtime never parses YAML or policy text and never compiles BPF: its
+# binary must not even link libyaml or libseccomp (DESIGN.md §1).
+set -u
+: "${BUILD:?}" "${SRC:?}"
+. "$SRC/tests/cli/lib.sh"
+ldd "$CORDON" >"$T/ldd" 2>&1 || die "ldd failed"
+grep -q libsodium "$T/ldd" || die "ldd output looks wrong (no libsodium): $(cat "$T/ldd")"
+if grep -E "libyaml|libseccomp" "$T/ldd"; then die "cordon links a parser it must not have"; fi
+# The compiler, by contrast, does link libyaml: the check above is not
+# vacuous.  (libseccomp shows up in cordonc once seccomp generation uses it.)
+ldd "$CORDONC" | grep -q libyaml || die "cordonc does not link libyaml?"
+pass "cordon links neither libyaml nor libseccomp"

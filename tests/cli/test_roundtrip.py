@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Round trip: compile the cafe example, load it back through the runtime's
+loader (cordonc inspect --json), and compare with what examples/cafe says.
+
+The expected values are written here by reading the YAML by eye, in the
+units the YAML uses, and converted in this file: 30s is 30000 ms, 64k is
+65536 bytes.  Nothing is copied from the compiler's output.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BUILD, SRC = os.environ["BUILD"], os.environ["SRC"]
+K, M, G = 1024, 1024 ** 2, 1024 ** 3
+
+
+def fail(msg):
+    print("FAIL test_roundtrip.py:", msg)
+    sys.exit(1)
+
+
+def eq(what, got, want):
+    if got != want:
+        fail(f"{what}: got {got!r}, want {want!r}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "a.cpol")
+    subprocess.run([f"{BUILD}/cordonc", "compile", f"{SRC}/examples/cafe/app.yaml",
+                    f"{SRC}/examples/cafe/tools.yaml", "-o", out], check=True)
+    j = json.loads(subprocess.run([f"{BUILD}/cordonc", "inspect", "--json", out],
+                                  check=True, capture_output=True, text=True).stdout)
+    raw = open(out, "rb").read()
+
+eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (1, 0, "x86_64"))
+eq("size", j["format"]["size"], len(raw))
+eq("sections", [s["name"] for s in j["sections"]],
+   ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env", "mounts", "seccomp",
+    "tools", "params", "constraints", "agents", "outputs", "signature"])
+eq("app", j["meta"]["app"], "cafe")
+
+lim = j["limits"]
+eq("limits", lim, {
+    "mode": "isolated", "timeoutMs": 30_000, "maxFileBytes": 100 * M,
+    "maxExecWorkspaceDeltaBytes": 250 * M, "maxExecWorkspaceBytes": 1 * G,
+    "workspaceMonitorIntervalMs": 500, "maxOutputBytes": 64 * K, "maxResultBytes": 64 * K,
+    "maxCodeBytes": 64 * K, "maxToolRequestBytes": 1 * M,  # default: not in app.yaml
+    "memoryBytes": 1 * G, "pids": 64, "openFiles": 256})
+
+ex = j["executor"]
+eq("interpreter", ex["interpreter"], "/usr/bin/python3")
+eq("uid/gid", (ex["uid"], ex["gid"]), (1001, 1000))
+eq("network", ex["network"], "none")
+eq("landlock", ex["landlock"], True)
+eq("require", ex["require"], ["landlock"])
+eq("seccomp", ex["seccomp"], {"profile": "python-compute", "extra": ""})
+eq("env", j["env"], {"LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+
+mounts = {m["target"]: m for m in j["mounts"]}
+eq("mount targets sorted", [m["target"] for m in j["mounts"]],
+   sorted(["/usr", "/lib", "/lib64", "/etc/alternatives", "/tmp"]))
+for t in ["/usr", "/lib", "/lib64", "/etc/alternatives"]:
+    eq(f"mount {t}", mounts[t], {"type": "bind", "source": t, "target": t, "rw": False})
+eq("tmpfs", mounts["/tmp"], {"type": "tmpfs", "target": "/tmp", "rw": True, "sizeBytes": 64 * M})
+
+tools = {t["id"]: t for t in j["tools"]}
+eq("tool ids", [t["id"] for t in j["tools"]], ["calc.solve", "mail.send"])
+mail = tools["mail.send"]
+eq("mail flags", (mail["sideEffect"], mail["replay"], mail["timeoutMs"], mail["maxCalls"]),
+   (True, True, 10_000, 5))
+eq("mail exec", mail["exec"], ["/usr/local/libexec/cordon/cafe/mail-send", "--from", "cafe@example.org"])
+eq("mail env_from", mail["envFrom"], ["SMTP_PASSWORD"])
+eq("mail roles", mail["roles"], ["analyst"])
+eq("mail params", mail["params"], {
+    "to": {"type": "string", "required": True, "minLength": 3, "maxLength": 254},
+    "subject": {"type": "string", "required": True, "minLength": 1, "maxLength": 200},
+    "body": {"type": "string", "required": True, "maxLength": 65536},
+    "priority": {"type": "string", "required": False, "enum": ["high", "low", "normal"]}})
+calc = tools["calc.solve"]
+eq("calc flags", (calc["sideEffect"], calc["replay"], calc["timeoutMs"], calc["maxCalls"]),
+   (False, False, 5_000, 20))
+eq("calc roles", calc["roles"], ["analyst", "cashier"])
+eq("calc params", calc["params"], {
+    "unknowns": {"type": "array", "required": True, "maxItems": 8,
+                 "items": {"type": "string", "required": False, "minLength": 1, "maxLength": 32}},
+    "equations": {"type": "array", "required": True, "maxItems": 8,
+                  "items": {"type": "object", "required": False, "properties": {
+                      "coefficients": {"type": "array", "required": True, "maxItems": 8,
+                                       "items": {"type": "number", "required": False,
+                                                 "min": -1000000, "max": 1000000}},
+                      "equals": {"type": "number", "required": True,
+                                 "min": -1000000000, "max": 1000000000}}}}})
+eq("agents", j["agents"], {"analyst": ["calc.solve", "mail.send"], "cashier": ["calc.solve"]})
+eq("outputs", j["outputs"], [
+    {"path": "files/*.csv", "maxBytes": 10 * M, "required": False},
+    {"path": "summary.txt", "maxBytes": 64 * K, "required": True}])
+eq("signature", j["signature"], {"algorithm": "none", "keyId": None})
+eq("seccomp section", j["seccomp"]["instructions"], 0)
+print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says")

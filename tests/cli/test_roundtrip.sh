@@ -1,0 +1,3 @@
+#!/bin/sh
+# Wrapper so `make cli` runs the Python round-trip check like the others.
+exec python3 "$SRC/tests/cli/test_roundtrip.py"
