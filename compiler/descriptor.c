@@ -647,7 +647,7 @@ int descriptor_load(struct schema_ctx *c, const struct ynode *root, struct cpol_
 	limits_defaults(&p->limits);
 	executor_defaults(p);
 	if (root->kind != YN_MAP) {
-		schema_error(c, root, "expected the app descriptor to be a mapping, got: %s", ynode_kind_name(root));
+		schema_error(c, root, "expected the app descriptor to be a mapping, got %s", schema_got(root));
 		return -1;
 	}
 	if (schema_map(c, root, "app descriptor", top_keys) != 0)
@@ -803,6 +803,9 @@ int agents_resolve(struct schema_ctx *c, const struct ynode *agents, struct cpol
 	/* Agent names are mapping keys, so the YAML layer has already refused
 	 * duplicates; sorting only fixes the order. */
 	for (i = 0; i < agents->n; i++) {
+		/* A failed agent leaves its slot half filled; the next one
+		 * reuses it and must start from nothing. */
+		memset(&p->agents[p->nagents], 0, sizeof(p->agents[p->nagents]));
 		if (agent_load(c, agents->keys[i], agents->vals[i], p, &p->agents[p->nagents]) != 0)
 			rc = -1;
 		else

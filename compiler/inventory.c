@@ -485,10 +485,10 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 	int rc = 0;
 
 	PATH(path, "tools[%zu]", idx);
-	if (schema_map(c, n, path, tool_keys) != 0)
-		rc = -1;
-	if (n->kind != YN_MAP)
+	if (n->kind != YN_MAP) {
+		schema_error(c, n, "%s: expected a mapping, got %s", path, schema_got(n));
 		return -1;
+	}
 	ts->file = c->f;
 	ts->node = n;
 	ts->id_node = v = ymap_get(n, "id");
@@ -507,6 +507,10 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 			return -1;
 		PATH(path, "tools.%s", t->id);
 	}
+	/* Keys are checked once the tool has its name, so every message
+	 * about one tool names it the same way. */
+	if (schema_map(c, n, path, tool_keys) != 0)
+		rc = -1;
 	if ((v = ymap_get(n, "description")) == NULL) {
 		schema_error(c, n, "%s: missing required key 'description' (the model reads it)", path);
 		rc = -1;
@@ -600,7 +604,7 @@ int inventory_load(struct schema_ctx *c, const struct ynode *root, struct invent
 	int rc = 0;
 
 	if (root->kind != YN_MAP) {
-		schema_error(c, root, "expected the tool inventory to be a mapping, got: %s", ynode_kind_name(root));
+		schema_error(c, root, "expected the tool inventory to be a mapping, got %s", schema_got(root));
 		return -1;
 	}
 	if (schema_map(c, root, "tool inventory", inv_keys) != 0)

@@ -46,15 +46,22 @@ void schema_note(struct schema_ctx *c, const struct src_file *f, const struct yn
 	va_end(ap);
 }
 
-static const char *kind_article(const struct ynode *n)
+const char *schema_got(const struct ynode *n)
 {
-	const char *k = ynode_kind_name(n);
-
-	return (k[0] == 'a' || k[0] == 'i') ? "an" : "a";
+	if (n->kind == YN_MAP)
+		return "a mapping";
+	if (n->kind == YN_SEQ)
+		return "a sequence";
+	if (!n->plain)
+		return "a quoted string";
+	switch (n->resolve) {
+	case YR_NULL: return "null (an empty value)";
+	case YR_BOOL: return "a boolean";
+	case YR_INT: return "an integer";
+	case YR_FLOAT: return "a number";
+	default: return "a string";
+	}
 }
-
-/* "got a sequence" / "got an integer" for type errors. */
-#define GOT(n) kind_article(n), ynode_kind_name(n)
 
 int schema_map(struct schema_ctx *c, const struct ynode *n, const char *path, const char *const *keys)
 {
@@ -62,7 +69,7 @@ int schema_map(struct schema_ctx *c, const struct ynode *n, const char *path, co
 	int rc = 0;
 
 	if (n->kind != YN_MAP) {
-		schema_error(c, n, "%s: expected a mapping, got %s %s", path, GOT(n));
+		schema_error(c, n, "%s: expected a mapping, got %s", path, schema_got(n));
 		return -1;
 	}
 	while (keys[nkeys] != NULL)
@@ -90,7 +97,7 @@ int schema_map(struct schema_ctx *c, const struct ynode *n, const char *path, co
 int schema_seq(struct schema_ctx *c, const struct ynode *n, const char *path)
 {
 	if (n->kind != YN_SEQ) {
-		schema_error(c, n, "%s: expected a sequence, got %s %s", path, GOT(n));
+		schema_error(c, n, "%s: expected a sequence, got %s", path, schema_got(n));
 		return -1;
 	}
 	return 0;
@@ -102,12 +109,12 @@ int schema_seq(struct schema_ctx *c, const struct ynode *n, const char *path)
 static int scalar_as_string(struct schema_ctx *c, const struct ynode *n, const char *path)
 {
 	if (n->kind != YN_SCALAR) {
-		schema_error(c, n, "%s: expected a string, got %s %s", path, GOT(n));
+		schema_error(c, n, "%s: expected a string, got %s", path, schema_got(n));
 		return -1;
 	}
 	if (n->resolve != YR_STRING) {
-		schema_error(c, n, "%s: expected a string, got %s %s; quote it (\"%s\") if a string is meant", path,
-			     GOT(n), n->str);
+		schema_error(c, n, "%s: expected a string, got %s; quote it (\"%s\") if a string is meant", path,
+			     schema_got(n), n->str);
 		return -1;
 	}
 	return 0;
@@ -160,10 +167,10 @@ int schema_bool(struct schema_ctx *c, const struct ynode *n, const char *path, b
 		schema_error(c, n, "%s: write booleans as true or false, not '%s'", path, n->str);
 		return -1;
 	}
-	if (n->kind == YN_SCALAR)
+	if (n->kind == YN_SCALAR && n->plain)
 		schema_error(c, n, "%s: expected true or false, got '%s'", path, n->str);
 	else
-		schema_error(c, n, "%s: expected true or false, got %s %s", path, GOT(n));
+		schema_error(c, n, "%s: expected true or false, got %s", path, schema_got(n));
 	return -1;
 }
 
@@ -172,12 +179,8 @@ int schema_bool(struct schema_ctx *c, const struct ynode *n, const char *path, b
  * to every other YAML reader of the file. */
 static int scalar_plain(struct schema_ctx *c, const struct ynode *n, const char *path, const char *want)
 {
-	if (n->kind != YN_SCALAR) {
-		schema_error(c, n, "%s: expected %s, got %s %s", path, want, GOT(n));
-		return -1;
-	}
-	if (!n->plain) {
-		schema_error(c, n, "%s: expected %s, got a quoted string", path, want);
+	if (n->kind != YN_SCALAR || !n->plain || n->resolve == YR_NULL || n->resolve == YR_BOOL) {
+		schema_error(c, n, "%s: expected %s, got %s", path, want, schema_got(n));
 		return -1;
 	}
 	return 0;
@@ -312,8 +315,13 @@ int schema_seconds(struct schema_ctx *c, const struct ynode *n, const char *path
 		schema_error(c, n, "%s: invalid number of seconds '%s': %s", path, n->str, why);
 		return -1;
 	}
-	if (check_ms_range(c, n, path, v, min_ms, max_ms) != 0)
+	if (v < min_ms || v > max_ms) {
+		/* This key is written in seconds, so is its range. */
+		schema_error(c, n, "%s: %s is out of range (%llu.%03llu to %llu.%03llu seconds)", path, n->str,
+			     (unsigned long long)(min_ms / 1000), (unsigned long long)(min_ms % 1000),
+			     (unsigned long long)(max_ms / 1000), (unsigned long long)(max_ms % 1000));
 		return -1;
+	}
 	*out = v;
 	return 0;
 }

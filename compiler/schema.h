@@ -34,6 +34,10 @@ void schema_error(struct schema_ctx *c, const struct ynode *at, const char *fmt,
 void schema_note(struct schema_ctx *c, const struct src_file *f, const struct ynode *at, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* "a sequence", "an integer", "a quoted string"...: what a node is, for
+ * "expected X, got Y" messages. */
+const char *schema_got(const struct ynode *n);
+
 /* n must be a mapping whose keys are all in keys[] (NULL-terminated); an
  * unknown key is reported with a "did you mean" when one is close.  Returns
  * -1 when n is not a mapping or any key is unknown. */

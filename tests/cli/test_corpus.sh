@@ -2,7 +2,7 @@
 # Broken-input corpus: every tests/corpus/compile/NAME.expect names one input
 # (NAME.app.yaml, compiled with the good inventory, or NAME.tools.yaml,
 # compiled with the good descriptor) and lists lines that cordonc's stderr
-# must contain exactly.  Each case must exit 2, write no output file, and not
+# must contain exactly; the number of errors must match too.  Each case must exit 2, write no output file, and not
 # crash (a sanitizer report or a signal gives another status).
 set -u
 : "${BUILD:?}" "${SRC:?}"
@@ -27,13 +27,25 @@ check_case() { # name app tools expect
 		echo "FAIL $name: an output file was written"; fail=1; return
 	fi
 	while IFS= read -r line || [ -n "$line" ]; do
-		[ -z "$line" ] && continue
+		case "$line" in ""|"#"*) continue ;; esac
 		if ! grep -qxF -- "$line" "$tmp/stderr"; then
 			echo "FAIL $name: missing line: $line"
 			echo "  stderr was:"; sed 's/^/    /' "$tmp/stderr" | head -20
 			fail=1; return
 		fi
 	done <"$expect"
+	# Exactly the errors listed: a correct message drowned in follow-on
+	# noise is a failure too.
+	# "#errors N" in the .expect sets the count where listing every one
+	# would only repeat a line (an alias bomb has one error per alias).
+	want=$(sed -n 's/^#errors \([0-9]*\)$/\1/p' "$expect")
+	[ -n "$want" ] || want=$(grep -c ': error: ' "$expect")
+	got=$(grep -c ': error: ' "$tmp/stderr")
+	if [ "$want" -ne "$got" ]; then
+		echo "FAIL $name: $got errors reported, $want expected"
+		sed 's/^/    /' "$tmp/stderr" | grep ': error: ' | head -10
+		fail=1
+	fi
 }
 
 for expect in "$dir"/*.expect; do
