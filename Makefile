@@ -89,6 +89,9 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
 FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS_ALL)
 FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
+# Extra read-only seed folders per target: the broken-input corpus is a
+# ready-made set of near-miss descriptors for the front end.
+FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/cordon/*.h compiler/*.h runtime/*.h)
 	@mkdir -p build-fuzz
@@ -96,16 +99,18 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/cordon/*.h compi
 
 fuzz-check: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(CHECK_FUZZ_SECONDS)s)"; \
+		case $$n in fuzz_compile) seeds="$(FUZZ_SEEDS_compile)";; *) seeds="";; esac; \
 		mkdir -p build-fuzz/corpus-$$n; \
 		$$f -max_total_time=$(CHECK_FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 -close_fd_mask=3 \
-			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_} >build-fuzz/$$n.log 2>&1 \
+			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_} $$seeds >build-fuzz/$$n.log 2>&1 \
 			|| { tail -50 build-fuzz/$$n.log; exit 1; }; done
 
 fuzz: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		case $$n in fuzz_compile) seeds="$(FUZZ_SEEDS_compile)";; *) seeds="";; esac; \
 		mkdir -p build-fuzz/corpus-$$n; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -close_fd_mask=3 \
-			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_}; done
+			build-fuzz/corpus-$$n tests/fuzz/corpus/$${n#fuzz_} $$seeds; done
 
 ifeq ($(SAN),1)
 check: deps all unit cli
