@@ -1,0 +1,1343 @@
+/*
+ * test_blob.c - compiler/emit.c and runtime/blob_load.c against each other.
+ *
+ * A rich policy is built by hand, emitted, loaded back and compared field
+ * by field.  Then the loader is attacked: every byte of the blob is set to
+ * every other value (with the hash recomputed, so the checks behind the
+ * hash are reached), every truncation is tried, and targeted corruptions
+ * must be refused naming the field at fault.  A mutated blob the loader
+ * accepts must still satisfy an invariant checker written here, apart from
+ * the loader, so the two do not share a blind spot.
+ *
+ * Environment:
+ *   CORDON_WRITE_SEEDS=dir   also write the fuzz seed blobs into dir
+ *                            (tests/fuzz/corpus/blob holds the committed ones)
+ *   CORDON_MUTATION_STRIDE=n try every n-th byte value per offset (default 1,
+ *                            every value); a speed knob for slow sanitizers,
+ *                            not needed by `make check SAN=1` today
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cordon/blob.h"
+
+/* ---- building policies ------------------------------------------------- */
+
+static struct cpol_strs mk_strs(struct cpol_policy *p, uint32_t n, ...)
+{
+	struct cpol_strs s = { NULL, n };
+	va_list ap;
+
+	if (n == 0)
+		return s;
+	s.v = arena_calloc(&p->arena, n, sizeof(*s.v));
+	assert_non_null(s.v);
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++)
+		s.v[i] = va_arg(ap, const char *);
+	va_end(ap);
+	return s;
+}
+
+static uint32_t *mk_idx(struct cpol_policy *p, uint32_t n, ...)
+{
+	uint32_t *v;
+	va_list ap;
+
+	if (n == 0)
+		return NULL;
+	v = arena_calloc(&p->arena, n, sizeof(*v));
+	assert_non_null(v);
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = va_arg(ap, uint32_t);
+	va_end(ap);
+	return v;
+}
+
+static struct cpol_param *mk_param(struct cpol_policy *p, uint32_t i, const char *name,
+				   uint32_t type, uint32_t flags)
+{
+	struct cpol_param *m = &p->params[i];
+
+	m->name = name;
+	m->type = type;
+	m->flags = flags;
+	m->items = CPOL_NONE;
+	return m;
+}
+
+/* Indices of interesting params in the rich policy, for targeted tests. */
+enum {
+	P_BODY = 0,
+	P_SUBJECT = 1,
+	P_TO = 2,
+	P_TO_ITEMS = 3,
+	P_FILTER = 4,
+	P_LIMIT = 5,
+	P_MAX_PRICE = 6,
+	P_TAGS = 7,
+	P_TAGS_ITEMS = 8,
+	P_FORMAT = 9,
+	P_ROWS = 10,
+	P_VERBOSE = 11,
+	P_COUNT = 12,
+};
+
+/*
+ * A policy that touches every section and most fields.  Tables are sorted
+ * by strcmp; params form a forest with forward references only:
+ *
+ *   mail.send    -> [0 body, 1 subject, 2 to -> items 3]
+ *   menu.lookup  -> [4 filter -> props [6 max_price, 7 tags -> items 8], 5 limit]
+ *   report.write -> [9 format, 10 rows, 11 verbose]
+ */
+static void build_rich(struct cpol_policy *p)
+{
+	struct cpol_param *m;
+
+	policy_init(p);
+	p->arch = CPOL_ARCH_X86_64;
+	p->meta = (struct cpol_meta){ "cafe-report", 3, 7 };
+	p->limits = (struct cpol_limits){
+		.timeout_ms = 30000,
+		.max_file_bytes = 1u << 20,
+		.ws_delta_bytes = 8u << 20,
+		.ws_max_bytes = 64u << 20,
+		.monitor_ms = 250,
+		.max_output_bytes = 1u << 16,
+		.max_result_bytes = 1u << 16,
+		.max_code_bytes = 1u << 18,
+		.memory_bytes = 256u << 20,
+		.max_tool_request_bytes = 1u << 16,
+		.pids = 64,
+		.open_files = 256,
+		.mode = CPOL_MODE_ISOLATED,
+	};
+	p->exec = (struct cpol_executor){
+		.interpreter = "/usr/bin/python3",
+		.uid = 1001,
+		.gid = 1001,
+		.network = CPOL_NET_LOOPBACK,
+		.flags = CPOL_EXE_F_LANDLOCK,
+		.require = CPOL_LAYER_LANDLOCK | CPOL_LAYER_CGROUP,
+		.seccomp_profile = "python-compute",
+		.seccomp_extra = "",
+	};
+
+	p->nenv = 4;
+	p->env = arena_calloc(&p->arena, p->nenv, sizeof(*p->env));
+	assert_non_null(p->env);
+	p->env[0] = (struct cpol_env){ "HOME", "/workspace" };
+	p->env[1] = (struct cpol_env){ "LANG", "C.UTF-8" };
+	p->env[2] = (struct cpol_env){ "PATH", "/usr/bin:/bin" };
+	p->env[3] = (struct cpol_env){ "PYTHONDONTWRITEBYTECODE", "1" };
+
+	p->nmounts = 4;
+	p->mounts = arena_calloc(&p->arena, p->nmounts, sizeof(*p->mounts));
+	assert_non_null(p->mounts);
+	p->mounts[0] = (struct cpol_mount){ CPOL_MOUNT_TMPFS, CPOL_MNT_F_RW, "", "/tmp", 64u << 20 };
+	p->mounts[1] = (struct cpol_mount){ CPOL_MOUNT_BIND, 0, "/usr", "/usr", 0 };
+	p->mounts[2] = (struct cpol_mount){ CPOL_MOUNT_BIND, 0, "/srv/cafe/in", "/workspace/in", 0 };
+	p->mounts[3] = (struct cpol_mount){ CPOL_MOUNT_BIND, CPOL_MNT_F_RW, "/var/lib/cordon/out",
+					    "/workspace/out", 0 };
+
+	p->nseccomp = 5;
+	p->seccomp = arena_calloc(&p->arena, p->nseccomp, sizeof(*p->seccomp));
+	assert_non_null(p->seccomp);
+	p->seccomp[0] = (struct cpol_bpf){ 0x20, 0, 0, 4 };          /* ld arch */
+	p->seccomp[1] = (struct cpol_bpf){ 0x15, 1, 0, 0xC000003E }; /* jeq x86_64 */
+	p->seccomp[2] = (struct cpol_bpf){ 0x06, 0, 0, 0x80000000 }; /* kill process */
+	p->seccomp[3] = (struct cpol_bpf){ 0x20, 0, 0, 0 };          /* ld nr */
+	p->seccomp[4] = (struct cpol_bpf){ 0x06, 0, 0, 0x7FFF0000 }; /* allow */
+
+	p->ntools = 3;
+	p->tools = arena_calloc(&p->arena, p->ntools, sizeof(*p->tools));
+	assert_non_null(p->tools);
+	p->tools[0] = (struct cpol_tool){
+		.id = "mail.send",
+		.description = "Send one mail to the café's suppliers.",
+		.flags = CPOL_TOOL_F_SIDE_EFFECT | CPOL_TOOL_F_REPLAY,
+		.max_calls = 3,
+		.timeout_ms = 5000,
+		.exec = mk_strs(p, 2, "/opt/cordon/tools/mail", "--send"),
+		.env_from = mk_strs(p, 2, "SMTP_HOST", "SMTP_PASSWORD"),
+		.roles = mk_strs(p, 1, "mailer"),
+		.params = { P_BODY, 3 },
+	};
+	p->tools[1] = (struct cpol_tool){
+		.id = "menu.lookup",
+		.description = "Look up menu items.",
+		.timeout_ms = 2000,
+		.exec = mk_strs(p, 1, "/opt/cordon/tools/menu"),
+		.params = { P_FILTER, 2 },
+	};
+	p->tools[2] = (struct cpol_tool){
+		.id = "report.write",
+		.description = "",
+		.flags = CPOL_TOOL_F_SIDE_EFFECT,
+		.timeout_ms = 10000,
+		.exec = mk_strs(p, 3, "/usr/bin/python3", "-m", "report"),
+		.roles = mk_strs(p, 2, "analyst", "mailer"),
+		.params = { P_FORMAT, 3 },
+	};
+
+	p->nparams = P_COUNT;
+	p->params = arena_calloc(&p->arena, p->nparams, sizeof(*p->params));
+	assert_non_null(p->params);
+	m = mk_param(p, P_BODY, "body", CPOL_T_STRING,
+		     CPOL_PRM_F_REQUIRED | CPOL_PRM_F_MIN_LENGTH | CPOL_PRM_F_MAX_LENGTH);
+	m->min_length = 1;
+	m->max_length = 10000;
+	m = mk_param(p, P_SUBJECT, "subject", CPOL_T_STRING, CPOL_PRM_F_MAX_LENGTH);
+	m->max_length = 200;
+	m = mk_param(p, P_TO, "to", CPOL_T_ARRAY, CPOL_PRM_F_REQUIRED | CPOL_PRM_F_MAX_ITEMS);
+	m->max_items = 10;
+	m->items = P_TO_ITEMS;
+	m = mk_param(p, P_TO_ITEMS, "", CPOL_T_STRING, CPOL_PRM_F_MIN_LENGTH);
+	m->min_length = 3;
+	m = mk_param(p, P_FILTER, "filter", CPOL_T_OBJECT, 0);
+	m->props = (struct cpol_range){ P_MAX_PRICE, 2 };
+	m = mk_param(p, P_LIMIT, "limit", CPOL_T_INTEGER,
+		     CPOL_PRM_F_REQUIRED | CPOL_PRM_F_MIN | CPOL_PRM_F_MAX);
+	m->imin = 1;
+	m->imax = 50;
+	m = mk_param(p, P_MAX_PRICE, "max_price", CPOL_T_NUMBER, CPOL_PRM_F_MIN | CPOL_PRM_F_MAX);
+	m->fmin = 0.0;
+	m->fmax = 99.5;
+	m = mk_param(p, P_TAGS, "tags", CPOL_T_ARRAY, CPOL_PRM_F_MAX_ITEMS);
+	m->max_items = 5;
+	m->items = P_TAGS_ITEMS;
+	m = mk_param(p, P_TAGS_ITEMS, "", CPOL_T_STRING, 0);
+	m->enums = mk_strs(p, 3, "gluten-free", "vegan", "vegetarian");
+	m = mk_param(p, P_FORMAT, "format", CPOL_T_STRING, CPOL_PRM_F_REQUIRED);
+	m->enums = mk_strs(p, 2, "csv", "md");
+	m = mk_param(p, P_ROWS, "rows", CPOL_T_INTEGER, CPOL_PRM_F_MIN);
+	m->imin = -5;
+	mk_param(p, P_VERBOSE, "verbose", CPOL_T_BOOLEAN, 0);
+
+	p->nagents = 3;
+	p->agents = arena_calloc(&p->arena, p->nagents, sizeof(*p->agents));
+	assert_non_null(p->agents);
+	p->agents[0] = (struct cpol_agent){ "analyst", mk_idx(p, 2, 1u, 2u), 2 };
+	p->agents[1] = (struct cpol_agent){ "assistant", mk_idx(p, 3, 0u, 1u, 2u), 3 };
+	p->agents[2] = (struct cpol_agent){ "viewer", NULL, 0 };
+
+	p->noutputs = 2;
+	p->outputs = arena_calloc(&p->arena, p->noutputs, sizeof(*p->outputs));
+	assert_non_null(p->outputs);
+	p->outputs[0] = (struct cpol_output){ "report.csv", 1u << 20, CPOL_OUT_F_REQUIRED };
+	p->outputs[1] = (struct cpol_output){ "summary/*.md", 1u << 16, 0 };
+}
+
+/* The least a loadable policy needs: one record each for meta, limits,
+ * executor and signature, and nothing in the tables. */
+static void build_minimal(struct cpol_policy *p)
+{
+	policy_init(p);
+	p->arch = CPOL_ARCH_X86_64;
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL };
+	/* META / EXECUTOR strings left NULL: emit writes them as "". */
+}
+
+/* ---- comparing --------------------------------------------------------- */
+
+static void assert_strs_equal(const struct cpol_strs *a, const struct cpol_strs *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (uint32_t i = 0; i < a->n; i++)
+		assert_string_equal(a->v[i], b->v[i]);
+}
+
+/* An empty range has no meaningful first. */
+static void assert_range_equal(struct cpol_range a, struct cpol_range b)
+{
+	assert_int_equal(a.count, b.count);
+	if (a.count)
+		assert_int_equal(a.first, b.first);
+}
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static void assert_policy_equal(const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	assert_string_equal(nz(a->meta.app), nz(b->meta.app));
+	assert_int_equal(a->meta.descriptor_version, b->meta.descriptor_version);
+	assert_int_equal(a->meta.inventory_version, b->meta.inventory_version);
+
+	assert_memory_equal(&a->limits, &b->limits, sizeof(a->limits)); /* no padding */
+
+	assert_string_equal(nz(a->exec.interpreter), nz(b->exec.interpreter));
+	assert_int_equal(a->exec.uid, b->exec.uid);
+	assert_int_equal(a->exec.gid, b->exec.gid);
+	assert_int_equal(a->exec.network, b->exec.network);
+	assert_int_equal(a->exec.flags, b->exec.flags);
+	assert_int_equal(a->exec.require, b->exec.require);
+	assert_string_equal(nz(a->exec.seccomp_profile), nz(b->exec.seccomp_profile));
+	assert_string_equal(nz(a->exec.seccomp_extra), nz(b->exec.seccomp_extra));
+
+	assert_int_equal(a->nenv, b->nenv);
+	for (uint32_t i = 0; i < a->nenv; i++) {
+		assert_string_equal(a->env[i].key, b->env[i].key);
+		assert_string_equal(a->env[i].value, b->env[i].value);
+	}
+
+	assert_int_equal(a->nmounts, b->nmounts);
+	for (uint32_t i = 0; i < a->nmounts; i++) {
+		assert_int_equal(a->mounts[i].type, b->mounts[i].type);
+		assert_int_equal(a->mounts[i].flags, b->mounts[i].flags);
+		assert_string_equal(a->mounts[i].source, b->mounts[i].source);
+		assert_string_equal(a->mounts[i].target, b->mounts[i].target);
+		assert_int_equal(a->mounts[i].size, b->mounts[i].size);
+	}
+
+	assert_int_equal(a->nseccomp, b->nseccomp);
+	for (uint32_t i = 0; i < a->nseccomp; i++) {
+		assert_int_equal(a->seccomp[i].code, b->seccomp[i].code);
+		assert_int_equal(a->seccomp[i].jt, b->seccomp[i].jt);
+		assert_int_equal(a->seccomp[i].jf, b->seccomp[i].jf);
+		assert_int_equal(a->seccomp[i].k, b->seccomp[i].k);
+	}
+
+	assert_int_equal(a->ntools, b->ntools);
+	for (uint32_t i = 0; i < a->ntools; i++) {
+		const struct cpol_tool *x = &a->tools[i], *y = &b->tools[i];
+
+		assert_string_equal(x->id, y->id);
+		assert_string_equal(nz(x->description), nz(y->description));
+		assert_int_equal(x->flags, y->flags);
+		assert_int_equal(x->max_calls, y->max_calls);
+		assert_int_equal(x->timeout_ms, y->timeout_ms);
+		assert_strs_equal(&x->exec, &y->exec);
+		assert_strs_equal(&x->env_from, &y->env_from);
+		assert_strs_equal(&x->roles, &y->roles);
+		assert_range_equal(x->params, y->params);
+		assert_range_equal(x->constraints, y->constraints);
+	}
+
+	assert_int_equal(a->nparams, b->nparams);
+	for (uint32_t i = 0; i < a->nparams; i++) {
+		const struct cpol_param *x = &a->params[i], *y = &b->params[i];
+
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->flags, y->flags);
+		if (x->type == CPOL_T_INTEGER) {
+			assert_int_equal(x->flags & CPOL_PRM_F_MIN ? x->imin : 0, y->imin);
+			assert_int_equal(x->flags & CPOL_PRM_F_MAX ? x->imax : 0, y->imax);
+		}
+		if (x->type == CPOL_T_NUMBER) {
+			/* Bit-exact: the blob carries IEEE-754 bits. */
+			double xmin = x->flags & CPOL_PRM_F_MIN ? x->fmin : 0;
+			double xmax = x->flags & CPOL_PRM_F_MAX ? x->fmax : 0;
+
+			assert_memory_equal(&xmin, &y->fmin, sizeof(double));
+			assert_memory_equal(&xmax, &y->fmax, sizeof(double));
+		}
+		assert_int_equal(x->min_length, y->min_length);
+		assert_int_equal(x->max_length, y->max_length);
+		assert_int_equal(x->max_items, y->max_items);
+		assert_strs_equal(&x->enums, &y->enums);
+		assert_int_equal(x->items, y->items);
+		assert_range_equal(x->props, y->props);
+	}
+
+	assert_int_equal(a->nagents, b->nagents);
+	for (uint32_t i = 0; i < a->nagents; i++) {
+		assert_string_equal(a->agents[i].name, b->agents[i].name);
+		assert_int_equal(a->agents[i].ntools, b->agents[i].ntools);
+		for (uint32_t k = 0; k < a->agents[i].ntools; k++)
+			assert_int_equal(a->agents[i].tools[k], b->agents[i].tools[k]);
+	}
+
+	assert_int_equal(a->noutputs, b->noutputs);
+	for (uint32_t i = 0; i < a->noutputs; i++) {
+		assert_string_equal(a->outputs[i].path, b->outputs[i].path);
+		assert_int_equal(a->outputs[i].max_bytes, b->outputs[i].max_bytes);
+		assert_int_equal(a->outputs[i].flags, b->outputs[i].flags);
+	}
+
+	assert_int_equal(a->nconstraints, b->nconstraints);
+	assert_int_equal(a->signature.algo, b->signature.algo);
+	assert_memory_equal(a->signature.keyid, b->signature.keyid, sizeof(a->signature.keyid));
+	assert_memory_equal(a->signature.sig, b->signature.sig, sizeof(a->signature.sig));
+}
+
+/* ---- an independent invariant checker ---------------------------------- */
+
+/* Written from cpol.h and policy.h, not from blob_load.c: what any code
+ * using a loaded policy may rely on.  Returns NULL or what is broken. */
+
+static int str_ok(const char *s)
+{
+	/* Strings live in the policy's arena; a missing terminator would run
+	 * off the arena chunk, which ASan reports. */
+	return s != NULL && strlen(s) < CPOL_MAX_BLOB_SIZE;
+}
+
+static int strs_ok(const struct cpol_strs *l)
+{
+	if (l->n == 0)
+		return 1;
+	if (l->v == NULL)
+		return 0;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (!str_ok(l->v[i]))
+			return 0;
+	return 1;
+}
+
+static const char *check_params(const struct cpol_policy *p)
+{
+	uint32_t n = p->nparams;
+	uint32_t *refs = calloc(n ? n : 1, sizeof(*refs));
+	const char *why = NULL;
+
+#define BAD(msg)                                                                                   \
+	do {                                                                                       \
+		why = msg;                                                                         \
+		goto out;                                                                          \
+	} while (0)
+	if (refs == NULL)
+		BAD("out of memory");
+	for (uint32_t t = 0; t < p->ntools; t++) {
+		struct cpol_range r = p->tools[t].params;
+
+		if (r.count > n || r.first > n - r.count)
+			BAD("tool params out of range");
+		for (uint32_t k = r.first; k < r.first + r.count; k++) {
+			refs[k]++;
+			if (p->params[k].name[0] == '\0')
+				BAD("tool param without a name");
+			if (k > r.first && strcmp(p->params[k - 1].name, p->params[k].name) >= 0)
+				BAD("tool params not sorted");
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cpol_param *m = &p->params[i];
+
+		if (!str_ok(m->name) || !strs_ok(&m->enums))
+			BAD("param string");
+		if (m->type < CPOL_T_STRING || m->type > CPOL_T_OBJECT)
+			BAD("param type");
+		if (m->flags & ~CPOL_PRM_F_ALL)
+			BAD("param flags");
+		if (m->enums.n && m->type != CPOL_T_STRING)
+			BAD("enum on a non-string");
+		if (m->type == CPOL_T_ARRAY) {
+			if (m->items == CPOL_NONE || m->items >= n || m->items <= i)
+				BAD("array items index");
+			refs[m->items]++;
+			if (p->params[m->items].name[0] != '\0')
+				BAD("named items spec");
+		} else if (m->items != CPOL_NONE) {
+			BAD("items on a non-array");
+		}
+		if (m->props.count) {
+			if (m->type != CPOL_T_OBJECT)
+				BAD("props on a non-object");
+			if (m->props.count > n || m->props.first > n - m->props.count ||
+			    m->props.first <= i)
+				BAD("props range");
+			for (uint32_t k = m->props.first; k < m->props.first + m->props.count; k++) {
+				refs[k]++;
+				if (p->params[k].name[0] == '\0')
+					BAD("property without a name");
+				if (k > m->props.first &&
+				    strcmp(p->params[k - 1].name, p->params[k].name) >= 0)
+					BAD("props not sorted");
+			}
+		}
+		if (m->type == CPOL_T_NUMBER &&
+		    (!isfinite(m->fmin) || !isfinite(m->fmax) ||
+		     ((m->flags & CPOL_PRM_F_MIN) && (m->flags & CPOL_PRM_F_MAX) && m->fmin > m->fmax)))
+			BAD("number bounds");
+		if (m->type == CPOL_T_INTEGER && (m->flags & CPOL_PRM_F_MIN) &&
+		    (m->flags & CPOL_PRM_F_MAX) && m->imin > m->imax)
+			BAD("integer bounds");
+		if ((m->flags & CPOL_PRM_F_MIN_LENGTH) && (m->flags & CPOL_PRM_F_MAX_LENGTH) &&
+		    m->min_length > m->max_length)
+			BAD("length bounds");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (refs[i] != 1)
+			BAD("param not owned exactly once");
+out:
+#undef BAD
+	free(refs);
+	return why;
+}
+
+static const char *check_invariants(const struct cpol_policy *p)
+{
+	const struct cpol_limits *l = &p->limits;
+
+	if (p->major != CPOL_VERSION_MAJOR || p->minor > CPOL_VERSION_MINOR ||
+	    p->arch != CPOL_ARCH_X86_64)
+		return "version or arch";
+	if (!str_ok(p->meta.app) || !str_ok(p->exec.interpreter) ||
+	    !str_ok(p->exec.seccomp_profile) || !str_ok(p->exec.seccomp_extra))
+		return "meta/executor string";
+	if (!l->timeout_ms || !l->monitor_ms || !l->pids || !l->open_files || !l->max_file_bytes ||
+	    !l->ws_delta_bytes || !l->max_output_bytes || !l->max_result_bytes ||
+	    !l->max_code_bytes || !l->memory_bytes || !l->max_tool_request_bytes)
+		return "zero limit";
+	if (l->mode > CPOL_MODE_LOCAL || p->exec.network > CPOL_NET_LOOPBACK ||
+	    (p->exec.flags & ~CPOL_EXE_F_ALL) || (p->exec.require & ~CPOL_LAYER_ALL))
+		return "executor enum or flags";
+	for (uint32_t i = 0; i < p->nenv; i++) {
+		if (!str_ok(p->env[i].key) || !str_ok(p->env[i].value) || !p->env[i].key[0] ||
+		    strchr(p->env[i].key, '='))
+			return "env entry";
+		if (i && strcmp(p->env[i - 1].key, p->env[i].key) >= 0)
+			return "env order";
+	}
+	for (uint32_t i = 0; i < p->nmounts; i++) {
+		const struct cpol_mount *m = &p->mounts[i];
+
+		if (!str_ok(m->source) || !str_ok(m->target) || m->target[0] != '/' ||
+		    (m->flags & ~CPOL_MNT_F_ALL))
+			return "mount entry";
+		if (m->type == CPOL_MOUNT_TMPFS ? (m->source[0] || !m->size)
+						: (m->type != CPOL_MOUNT_BIND || m->source[0] != '/' ||
+						   m->size))
+			return "mount kind";
+		if (i && strcmp(p->mounts[i - 1].target, m->target) >= 0)
+			return "mount order";
+	}
+	if (p->nseccomp > CPOL_MAX_SECCOMP_INSNS || (p->nseccomp && !p->seccomp))
+		return "seccomp size";
+	for (uint32_t i = 0; i < p->ntools; i++) {
+		const struct cpol_tool *t = &p->tools[i];
+
+		if (!str_ok(t->id) || !t->id[0] || !str_ok(t->description) || !strs_ok(&t->exec) ||
+		    !strs_ok(&t->env_from) || !strs_ok(&t->roles))
+			return "tool strings";
+		if (t->exec.n < 1 || t->exec.v[0][0] != '/' || t->timeout_ms == 0)
+			return "tool exec or timeout";
+		if ((t->flags & ~CPOL_TOOL_F_ALL) ||
+		    ((t->flags & CPOL_TOOL_F_REPLAY) && !(t->flags & CPOL_TOOL_F_SIDE_EFFECT)))
+			return "tool flags";
+		if (t->constraints.count != 0)
+			return "tool constraints";
+		if (i && strcmp(p->tools[i - 1].id, t->id) >= 0)
+			return "tool order";
+	}
+	for (uint32_t i = 0; i < p->nagents; i++) {
+		const struct cpol_agent *a = &p->agents[i];
+
+		if (!str_ok(a->name) || !a->name[0] || (a->ntools && !a->tools))
+			return "agent entry";
+		for (uint32_t k = 0; k < a->ntools; k++)
+			if (a->tools[k] >= p->ntools || (k && a->tools[k - 1] >= a->tools[k]))
+				return "agent tools";
+		if (i && strcmp(p->agents[i - 1].name, a->name) >= 0)
+			return "agent order";
+	}
+	for (uint32_t i = 0; i < p->noutputs; i++) {
+		if (!str_ok(p->outputs[i].path) || !p->outputs[i].path[0] ||
+		    (p->outputs[i].flags & ~CPOL_OUT_F_ALL))
+			return "output entry";
+		if (i && strcmp(p->outputs[i - 1].path, p->outputs[i].path) >= 0)
+			return "output order";
+	}
+	if (p->nconstraints != 0)
+		return "constraints";
+	if (p->signature.algo > CPOL_SIG_ED25519)
+		return "signature algo";
+	return check_params(p);
+}
+
+/* ---- helpers on raw blobs ---------------------------------------------- */
+
+static uint64_t get_le(const uint8_t *b, size_t w)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < w; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	return v;
+}
+
+static void put_le(uint8_t *b, size_t w, uint64_t v)
+{
+	for (size_t i = 0; i < w; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static size_t sec_off(const uint8_t *blob, int id)
+{
+	return (size_t)get_le(blob + CPOL_HEADER_SIZE + (size_t)(id - 1) * CPOL_SEC_ENT_BYTES +
+				      CPOL_SEC_ENT_OFFSET,
+			      8);
+}
+
+static uint8_t *rec(uint8_t *blob, int id, uint32_t i, size_t recsize)
+{
+	return blob + sec_off(blob, id) + (size_t)i * recsize;
+}
+
+static void rehash(uint8_t *blob)
+{
+	blob_hash(blob, (size_t)blob_sig_offset(blob), blob + CPOL_HDR_SHA256);
+}
+
+static void emit_rich(uint8_t **blob, size_t *len)
+{
+	struct cpol_policy p;
+	struct blob_error err;
+
+	build_rich(&p);
+	assert_int_equal(blob_emit(&p, blob, len, &err), 0);
+	policy_free(&p);
+}
+
+/* Load a corrupted blob and insist on the field named. */
+static void expect_field(const uint8_t *blob, size_t len, const char *field)
+{
+	struct cpol_policy p;
+	struct blob_error err;
+	int rc = blob_load(blob, len, BLOB_ANY_ARCH, &p, &err);
+
+	policy_free(&p);
+	if (rc == 0)
+		fail_msg("blob loaded; expected an error at %s", field);
+	if (strcmp(err.field, field) != 0)
+		fail_msg("error at %s (%s); expected %s", err.field, err.msg, field);
+	assert_true(err.msg[0] != '\0');
+}
+
+/* ---- round trip -------------------------------------------------------- */
+
+static void test_roundtrip(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob = NULL;
+	size_t len = 0;
+
+	(void)state;
+	build_rich(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(len % CPOL_ALIGN, 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_TOTAL_SIZE, 8), len);
+	if (blob_load(blob, len, CPOL_ARCH_X86_64, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_policy_equal(&p, &q);
+	assert_memory_equal(p.sha256, q.sha256, 32);
+	assert_memory_equal(blob + CPOL_HDR_SHA256, q.sha256, 32);
+	assert_int_equal(q.major, CPOL_VERSION_MAJOR);
+	assert_int_equal(q.minor, CPOL_VERSION_MINOR);
+	assert_int_equal(q.arch, CPOL_ARCH_X86_64);
+	assert_null(check_invariants(&q));
+	assert_int_equal(policy_find_tool(&q, "menu.lookup"), 1);
+	/* The policy does not depend on the buffer it came from. */
+	memset(blob, 0xA5, len);
+	assert_string_equal(q.tools[2].exec.v[2], "report");
+	assert_string_equal(q.params[P_TAGS_ITEMS].enums.v[1], "vegan");
+	policy_free(&q);
+	policy_free(&p);
+	free(blob);
+}
+
+static void test_minimal_and_null_strings(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob = NULL;
+	size_t len = 0;
+
+	(void)state;
+	build_minimal(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	/* Header, table, a one-byte string table and the four one-record
+	 * sections, each padded to 8. */
+	assert_int_equal(len, CPOL_TABLE_END + 8 + CPOL_META_BYTES + CPOL_LIMITS_BYTES +
+				      CPOL_EXECUTOR_BYTES + CPOL_SIGNATURE_BYTES);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_string_equal(q.meta.app, "");
+	assert_string_equal(q.exec.interpreter, "");
+	assert_string_equal(q.exec.seccomp_profile, "");
+	assert_int_equal(q.ntools + q.nparams + q.nenv + q.nagents, 0);
+	assert_policy_equal(&p, &q);
+	policy_free(&q);
+	policy_free(&p);
+	free(blob);
+}
+
+/* Same policy, same bytes: twice from the builder, and again from the
+ * loaded copy (whose strings live somewhere else entirely). */
+static void test_deterministic(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *a = NULL, *b = NULL, *c = NULL;
+	size_t alen, blen, clen;
+
+	(void)state;
+	build_rich(&p);
+	assert_int_equal(blob_emit(&p, &a, &alen, &err), 0);
+	assert_int_equal(blob_emit(&p, &b, &blen, &err), 0);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	assert_int_equal(blob_load(a, alen, BLOB_ANY_ARCH, &q, &err), 0);
+	assert_int_equal(blob_emit(&q, &c, &clen, &err), 0);
+	assert_int_equal(alen, clen);
+	assert_memory_equal(a, c, alen);
+	policy_free(&q);
+	policy_free(&p);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* Fields a flag does not enable are written as zero, whatever the struct
+ * holds, and an empty range as (0, 0). */
+static void test_canonical_zero_fields(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *a = NULL, *b = NULL;
+	size_t alen, blen;
+
+	(void)state;
+	build_rich(&p);
+	assert_int_equal(blob_emit(&p, &a, &alen, &err), 0);
+	p.params[P_VERBOSE].imin = 42;  /* boolean: bounds mean nothing */
+	p.params[P_VERBOSE].fmax = 1.5;
+	p.params[P_ROWS].imax = 7;      /* MAX flag not set */
+	p.params[P_SUBJECT].min_length = 9; /* MIN_LENGTH flag not set */
+	p.params[P_FORMAT].max_items = 3;
+	p.params[P_VERBOSE].props.first = 5; /* empty range */
+	p.tools[1].constraints.first = 2;
+	assert_int_equal(blob_emit(&p, &b, &blen, &err), 0);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	assert_int_equal(blob_load(b, blen, BLOB_ANY_ARCH, &q, &err), 0);
+	policy_free(&q);
+	policy_free(&p);
+	free(a);
+	free(b);
+}
+
+static void test_arch(void **state)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	assert_int_equal(blob_load(blob, len, 0xC00000B7u, &q, &err), -1); /* aarch64 */
+	assert_string_equal(err.field, "header.arch");
+	policy_free(&q);
+	put_le(blob + CPOL_HDR_ARCH, 4, 0x40000003u); /* i386: not in format 1.0 */
+	rehash(blob);
+	expect_field(blob, len, "header.arch");
+	free(blob);
+}
+
+/* ---- targeted corruptions ---------------------------------------------- */
+
+static void test_bad_magic(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	blob[4] = '\n'; /* what a CRLF -> LF conversion does to the trap */
+	expect_field(blob, len, "header.magic");
+	free(blob);
+}
+
+static void test_bad_total_size(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	put_le(blob + CPOL_HDR_TOTAL_SIZE, 8, len + 8);
+	expect_field(blob, len, "header.total_size");
+	put_le(blob + CPOL_HDR_TOTAL_SIZE, 8, len);
+	expect_field(blob, len - 8, "header.total_size"); /* truncated by a section */
+	expect_field(blob, CPOL_TABLE_END - 1, "header");
+	free(blob);
+}
+
+static void test_bad_version_and_counts(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	put_le(blob + CPOL_HDR_MAJOR, 2, 2);
+	expect_field(blob, len, "header.major");
+	put_le(blob + CPOL_HDR_MAJOR, 2, 1);
+	put_le(blob + CPOL_HDR_MINOR, 2, 1);
+	expect_field(blob, len, "header.minor");
+	put_le(blob + CPOL_HDR_MINOR, 2, 0);
+	put_le(blob + CPOL_HDR_SECTION_COUNT, 4, 14);
+	expect_field(blob, len, "header.section_count");
+	put_le(blob + CPOL_HDR_SECTION_COUNT, 4, CPOL_SEC_COUNT);
+	put_le(blob + CPOL_HEADER_SIZE + 2 * CPOL_SEC_ENT_BYTES + CPOL_SEC_ENT_ID, 4, 4);
+	expect_field(blob, len, "section[2].id");
+	free(blob);
+}
+
+static void test_unaligned_section(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+	uint8_t *ent;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	ent = blob + CPOL_HEADER_SIZE + (CPOL_SEC_META - 1) * CPOL_SEC_ENT_BYTES;
+	put_le(ent + CPOL_SEC_ENT_OFFSET, 8, get_le(ent + CPOL_SEC_ENT_OFFSET, 8) + 4);
+	expect_field(blob, len, "section[3].offset");
+	free(blob);
+}
+
+static void test_nonzero_padding(void **state)
+{
+	uint8_t *blob;
+	size_t len, end = CPOL_TABLE_END;
+	int id;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	/* The first section whose predecessor ends off the 8-byte grid. */
+	for (id = 1; id <= CPOL_SEC_COUNT; id++) {
+		const uint8_t *e = blob + CPOL_HEADER_SIZE + (size_t)(id - 1) * CPOL_SEC_ENT_BYTES;
+
+		if (end % CPOL_ALIGN != 0)
+			break;
+		end = (size_t)(get_le(e + CPOL_SEC_ENT_OFFSET, 8) + get_le(e + CPOL_SEC_ENT_SIZE, 8));
+	}
+	assert_true(id <= CPOL_SEC_COUNT); /* the rich policy has one */
+	blob[end] = 1;
+	rehash(blob);
+	{
+		char field[32];
+
+		snprintf(field, sizeof(field), "section[%d].padding", id - 1);
+		expect_field(blob, len, field);
+	}
+	free(blob);
+}
+
+static void test_bad_hash(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	rec(blob, CPOL_SEC_LIMITS, 0, CPOL_LIMITS_BYTES)[CPOL_LIM_PIDS] ^= 1;
+	expect_field(blob, len, "header.sha256");
+	free(blob);
+}
+
+static void test_string_ref_out_of_range(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_ENV, 0, CPOL_ENV_BYTES);
+	put_le(r + CPOL_ENV_KEY + CPOL_STR_OFF, 4, 0xFFFFFFF0u);
+	rehash(blob);
+	expect_field(blob, len, "env[0].key");
+	/* A length that reaches past the table with a valid offset. */
+	put_le(r + CPOL_ENV_KEY + CPOL_STR_OFF, 4, 1);
+	put_le(r + CPOL_ENV_KEY + CPOL_STR_LEN, 4, 0xFFFFFFFFu);
+	rehash(blob);
+	expect_field(blob, len, "env[0].key");
+	free(blob);
+}
+
+/* Offsets into the middle of a string, lengths that stop short of the NUL,
+ * and lengths that swallow it are all refused. */
+static void test_string_ref_shape(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+	uint32_t off, slen;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES) + CPOL_TOOL_ID;
+	off = (uint32_t)get_le(r + CPOL_STR_OFF, 4);
+	slen = (uint32_t)get_le(r + CPOL_STR_LEN, 4);
+	put_le(r + CPOL_STR_OFF, 4, off + 1);
+	put_le(r + CPOL_STR_LEN, 4, slen - 1);
+	rehash(blob);
+	expect_field(blob, len, "tools[0].id"); /* a suffix: not at an entry start */
+	put_le(r + CPOL_STR_OFF, 4, off);
+	rehash(blob);
+	expect_field(blob, len, "tools[0].id"); /* short: no NUL at the end */
+	/* The description is interned right after the id: cover both. */
+	put_le(r + CPOL_STR_LEN, 4,
+	       slen + 1 + (uint32_t)strlen("Send one mail to the café's suppliers."));
+	rehash(blob);
+	expect_field(blob, len, "tools[0].id"); /* swallows a NUL */
+	put_le(r + CPOL_STR_LEN, 4, 0);
+	rehash(blob);
+	expect_field(blob, len, "tools[0].id"); /* empty, but not at offset 0 */
+	free(blob);
+}
+
+static void test_unsorted_tools(void **state)
+{
+	uint8_t *blob, *t0, tmp[CPOL_TOOL_BYTES];
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	t0 = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
+	memcpy(tmp, t0, CPOL_TOOL_BYTES);
+	memcpy(t0, t0 + CPOL_TOOL_BYTES, CPOL_TOOL_BYTES);
+	memcpy(t0 + CPOL_TOOL_BYTES, tmp, CPOL_TOOL_BYTES);
+	rehash(blob);
+	expect_field(blob, len, "tools[1].id");
+	free(blob);
+}
+
+static void test_duplicate_env(void **state)
+{
+	uint8_t *blob, *e;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	e = rec(blob, CPOL_SEC_ENV, 0, CPOL_ENV_BYTES);
+	memcpy(e + CPOL_ENV_BYTES + CPOL_ENV_KEY, e + CPOL_ENV_KEY, CPOL_STR_BYTES);
+	rehash(blob);
+	expect_field(blob, len, "env[1].key");
+	free(blob);
+}
+
+static void test_param_backward_ref(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	/* tags.items pointing back at its owner object: a cycle. */
+	r = rec(blob, CPOL_SEC_PARAMS, P_TAGS, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_ITEMS, 4, P_FILTER);
+	rehash(blob);
+	expect_field(blob, len, "params[7].items");
+	put_le(r + CPOL_PRM_ITEMS, 4, P_TAGS); /* itself */
+	rehash(blob);
+	expect_field(blob, len, "params[7].items");
+	put_le(r + CPOL_PRM_ITEMS, 4, P_TAGS_ITEMS);
+	r = rec(blob, CPOL_SEC_PARAMS, P_FILTER, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_PROPS, 4, P_FILTER); /* props starting at itself */
+	rehash(blob);
+	expect_field(blob, len, "params[4].props.first");
+	free(blob);
+}
+
+static void test_param_ownership(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	/* report.write claims one more param: the next one doesn't exist... */
+	r = rec(blob, CPOL_SEC_TOOLS, 2, CPOL_TOOL_BYTES);
+	put_le(r + CPOL_TOOL_PARAMS + 4, 4, 4);
+	rehash(blob);
+	expect_field(blob, len, "tools[2].params.count");
+	/* ...and menu.lookup's run growing over filter's properties makes
+	 * max_price owned twice. */
+	put_le(r + CPOL_TOOL_PARAMS + 4, 4, 3);
+	r = rec(blob, CPOL_SEC_TOOLS, 1, CPOL_TOOL_BYTES);
+	put_le(r + CPOL_TOOL_PARAMS + 4, 4, 3);
+	rehash(blob);
+	expect_field(blob, len, "params[4].props");
+	/* verbose owned by nobody. */
+	put_le(r + CPOL_TOOL_PARAMS + 4, 4, 2);
+	r = rec(blob, CPOL_SEC_TOOLS, 2, CPOL_TOOL_BYTES);
+	put_le(r + CPOL_TOOL_PARAMS + 4, 4, 2);
+	rehash(blob);
+	expect_field(blob, len, "params[11]");
+	free(blob);
+}
+
+static void test_nan_bound(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_PARAMS, P_MAX_PRICE, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_MIN, 8, 0x7FF8000000000000ull); /* quiet NaN */
+	rehash(blob);
+	expect_field(blob, len, "params[6].min");
+	put_le(r + CPOL_PRM_MIN, 8, 0);
+	put_le(r + CPOL_PRM_MAX, 8, 0x7FF0000000000000ull); /* +inf */
+	rehash(blob);
+	expect_field(blob, len, "params[6].max");
+	free(blob);
+}
+
+static void test_min_above_max(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+	double big = 100.0;
+	uint64_t bits;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_PARAMS, P_LIMIT, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_MIN, 8, 51);
+	rehash(blob);
+	expect_field(blob, len, "params[5].min");
+	put_le(r + CPOL_PRM_MIN, 8, 1);
+	r = rec(blob, CPOL_SEC_PARAMS, P_MAX_PRICE, CPOL_PARAM_BYTES);
+	memcpy(&bits, &big, sizeof(bits));
+	put_le(r + CPOL_PRM_MIN, 8, bits);
+	rehash(blob);
+	expect_field(blob, len, "params[6].min");
+	put_le(r + CPOL_PRM_MIN, 8, 0);
+	r = rec(blob, CPOL_SEC_PARAMS, P_BODY, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_MIN_LENGTH, 8, 10001);
+	rehash(blob);
+	expect_field(blob, len, "params[0].min_length");
+	free(blob);
+}
+
+static void test_flag_type_mismatch(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_PARAMS, P_VERBOSE, CPOL_PARAM_BYTES);
+	put_le(r + CPOL_PRM_FLAGS, 4, CPOL_PRM_F_MAX_ITEMS);
+	rehash(blob);
+	expect_field(blob, len, "params[11].flags");
+	put_le(r + CPOL_PRM_FLAGS, 4, 0);
+	put_le(r + CPOL_PRM_MAX_ITEMS, 8, 3); /* value without its flag */
+	rehash(blob);
+	expect_field(blob, len, "params[11].max_items");
+	free(blob);
+}
+
+static void test_agent_tools_order(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	/* assistant's run is idxlist[2..5) = {0, 1, 2}; make it {0, 2, 2}. */
+	r = rec(blob, CPOL_SEC_IDXLIST, 3, CPOL_IDX_BYTES);
+	put_le(r, 4, 2);
+	rehash(blob);
+	expect_field(blob, len, "agents[1].tools");
+	put_le(r, 4, 3); /* no tool 3 */
+	rehash(blob);
+	expect_field(blob, len, "idxlist[3]");
+	free(blob);
+}
+
+static void test_signature_record(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *s;
+	size_t len;
+
+	(void)state;
+	build_rich(&p);
+	p.signature.algo = CPOL_SIG_ED25519;
+	memset(p.signature.keyid, 0x11, sizeof(p.signature.keyid));
+	memset(p.signature.sig, 0x22, sizeof(p.signature.sig));
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(blob_load(blob, len, BLOB_ANY_ARCH, &q, &err), 0);
+	assert_policy_equal(&p, &q);
+	policy_free(&q);
+	/* The signature is outside the hash: changing it keeps the hash. */
+	s = blob + blob_sig_offset(blob);
+	s[CPOL_SIG_BYTES_OFF] ^= 0xFF;
+	assert_int_equal(blob_load(blob, len, BLOB_ANY_ARCH, &q, &err), 0);
+	assert_memory_equal(q.sha256, p.sha256, 32);
+	policy_free(&q);
+	put_le(s + CPOL_SIG_ALGO, 4, CPOL_SIG_NONE);
+	expect_field(blob, len, "signature.keyid");
+	put_le(s + CPOL_SIG_ALGO, 4, 7);
+	expect_field(blob, len, "signature.algo");
+	policy_free(&p);
+	free(blob);
+}
+
+/* ---- every truncation, every byte -------------------------------------- */
+
+static void test_truncations(void **state)
+{
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	for (size_t n = 0; n < len; n++) {
+		/* An exact-size copy, so ASan sees any read past the end. */
+		uint8_t *cut = malloc(n ? n : 1);
+		struct cpol_policy q;
+		struct blob_error err;
+
+		assert_non_null(cut);
+		memcpy(cut, blob, n);
+		if (blob_load(cut, n, BLOB_ANY_ARCH, &q, &err) == 0)
+			fail_msg("a blob cut to %zu of %zu bytes loaded", n, len);
+		assert_true(err.field[0] != '\0' && err.msg[0] != '\0');
+		policy_free(&q);
+		free(cut);
+	}
+	free(blob);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Every offset, every other byte value: the loader must refuse with a named
+ * field or produce a policy the independent checker accepts.  The hash is
+ * recomputed (with the original signature offset) so the checks behind it
+ * are reached, except for a byte of the hash field itself, which must then
+ * be caught as a hash mismatch.
+ *
+ * Hashing dominates the run time (the loader hashes every candidate too),
+ * so the test hashes incrementally: the SHA-256 state of the unchanged
+ * prefix is carried along and only the mutated byte and the suffix are
+ * hashed per candidate.  Measured on a 2-core box (2856-byte blob, 728280
+ * loads): about 16 s plain, 28 s with `make check SAN=1` (ASan+UBSan).
+ * CORDON_MUTATION_STRIDE=n tries every n-th value only, for slower
+ * machines; `make check SAN=1` does not need it.
+ */
+static void test_mutations(void **state)
+{
+	uint8_t *orig, *blob, *zeroed;
+	size_t len, sig_off;
+	unsigned stride = 1, accepted = 0, loads = 0;
+	const char *env = getenv("CORDON_MUTATION_STRIDE");
+	crypto_hash_sha256_state prefix, st;
+	uint8_t check[32];
+	double t0 = now_s();
+
+	(void)state;
+	if (env != NULL && atoi(env) > 0)
+		stride = (unsigned)atoi(env);
+	emit_rich(&orig, &len);
+	sig_off = (size_t)blob_sig_offset(orig);
+	blob = malloc(len); /* exact size: ASan sees any read past the end */
+	zeroed = malloc(len);
+	assert_non_null(blob);
+	assert_non_null(zeroed);
+	memcpy(blob, orig, len);
+	memcpy(zeroed, orig, len);
+	memset(zeroed + CPOL_HDR_SHA256, 0, 32);
+
+	/* The format's hash, restated here: the test must agree with it. */
+	assert_true(sodium_init() >= 0);
+	crypto_hash_sha256(check, zeroed, sig_off);
+	assert_memory_equal(check, orig + CPOL_HDR_SHA256, 32);
+
+	crypto_hash_sha256_init(&prefix);
+	for (size_t off = 0; off < len; off++) {
+		int in_hash = off >= CPOL_HDR_SHA256 && off < CPOL_HEADER_SIZE;
+
+		for (unsigned v = 0; v < 256; v += stride) {
+			struct cpol_policy q;
+			struct blob_error err;
+			int rc;
+
+			if (v == orig[off])
+				continue;
+			blob[off] = (uint8_t)v;
+			if (off < sig_off && !in_hash) {
+				st = prefix;
+				crypto_hash_sha256_update(&st, blob + off, 1);
+				crypto_hash_sha256_update(&st, zeroed + off + 1, sig_off - off - 1);
+				crypto_hash_sha256_final(&st, blob + CPOL_HDR_SHA256);
+			}
+			loads++;
+			rc = blob_load(blob, len, BLOB_ANY_ARCH, &q, &err);
+			if (rc == 0) {
+				const char *why = check_invariants(&q);
+
+				accepted++;
+				if (why != NULL)
+					fail_msg("byte %zu = 0x%02x loaded but breaks: %s", off, v, why);
+			} else if (err.field[0] == '\0' || err.msg[0] == '\0') {
+				fail_msg("byte %zu = 0x%02x: error without field or message", off, v);
+			}
+			if (in_hash && (rc == 0 || strcmp(err.field, "header.sha256") != 0))
+				fail_msg("hash byte %zu = 0x%02x: not caught as a hash mismatch", off, v);
+			policy_free(&q);
+			blob[off] = orig[off];
+			memcpy(blob + CPOL_HDR_SHA256, orig + CPOL_HDR_SHA256, 32);
+		}
+		if (off < sig_off)
+			crypto_hash_sha256_update(&prefix, zeroed + off, 1);
+	}
+	fprintf(stderr, "mutations: %zu bytes, %u loads, %u accepted, %.2f s\n", len, loads,
+		accepted, now_s() - t0);
+	free(zeroed);
+	free(blob);
+	free(orig);
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static void test_map_file(void **state)
+{
+	char path[] = "/tmp/cordon-test-blob-XXXXXX";
+	struct blob_map m = { NULL, 0 };
+	struct blob_error err;
+	struct cpol_policy q;
+	uint8_t *blob;
+	size_t len;
+	int fd;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, blob, len), (ssize_t)len);
+	assert_int_equal(blob_map_file(path, &m, &err), 0);
+	assert_int_equal(m.len, len);
+	assert_memory_equal(m.data, blob, len);
+	assert_int_equal(blob_load(m.data, m.len, BLOB_ANY_ARCH, &q, &err), 0);
+	blob_unmap(&m);
+	assert_null(m.data);
+	assert_string_equal(q.tools[0].id, "mail.send"); /* outlives the mapping */
+	policy_free(&q);
+
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(blob_map_file(path, &m, &err), -1);
+	assert_string_equal(err.field, "file");
+	assert_null(m.data);
+	assert_int_equal(blob_map_file("/tmp", &m, &err), -1); /* not a regular file */
+	assert_true(err.msg[0] != '\0');
+	assert_int_equal(blob_map_file("/nonexistent/cordon.cpol", &m, &err), -1);
+	assert_true(err.msg[0] != '\0');
+	blob_unmap(&m); /* harmless on an empty map */
+	close(fd);
+	unlink(path);
+	free(blob);
+}
+
+/* ---- fuzz seeds -------------------------------------------------------- */
+
+static void write_seed(const char *dir, const char *name, struct cpol_policy *p)
+{
+	char path[512];
+	struct blob_error err;
+	uint8_t *blob;
+	size_t len;
+	FILE *f;
+
+	assert_int_equal(blob_emit(p, &blob, &len, &err), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f == NULL)
+		fail_msg("%s: %s", path, strerror(errno));
+	assert_int_equal(fwrite(blob, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(blob);
+}
+
+/* With CORDON_WRITE_SEEDS=dir, write the seed corpus of fuzz_blob. */
+static void test_write_seeds(void **state)
+{
+	const char *dir = getenv("CORDON_WRITE_SEEDS");
+	struct cpol_policy p;
+
+	(void)state;
+	if (dir == NULL || dir[0] == '\0')
+		skip();
+	build_rich(&p);
+	write_seed(dir, "rich.cpol", &p);
+	p.signature.algo = CPOL_SIG_ED25519;
+	memset(p.signature.keyid, 0x5A, sizeof(p.signature.keyid));
+	for (size_t i = 0; i < sizeof(p.signature.sig); i++)
+		p.signature.sig[i] = (uint8_t)(i * 7);
+	write_seed(dir, "rich-signed.cpol", &p);
+	policy_free(&p);
+	build_minimal(&p);
+	write_seed(dir, "minimal.cpol", &p);
+	policy_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_minimal_and_null_strings),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_canonical_zero_fields),
+		cmocka_unit_test(test_arch),
+		cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_bad_total_size),
+		cmocka_unit_test(test_bad_version_and_counts),
+		cmocka_unit_test(test_unaligned_section),
+		cmocka_unit_test(test_nonzero_padding),
+		cmocka_unit_test(test_bad_hash),
+		cmocka_unit_test(test_string_ref_out_of_range),
+		cmocka_unit_test(test_string_ref_shape),
+		cmocka_unit_test(test_unsorted_tools),
+		cmocka_unit_test(test_duplicate_env),
+		cmocka_unit_test(test_param_backward_ref),
+		cmocka_unit_test(test_param_ownership),
+		cmocka_unit_test(test_nan_bound),
+		cmocka_unit_test(test_min_above_max),
+		cmocka_unit_test(test_flag_type_mismatch),
+		cmocka_unit_test(test_agent_tools_order),
+		cmocka_unit_test(test_signature_record),
+		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_map_file),
+		cmocka_unit_test(test_write_seeds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
