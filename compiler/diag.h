@@ -63,12 +63,19 @@ void diags_print(const struct diags *d, FILE *out);
 
 /* Read a text input: at most max_bytes, no NUL byte, valid UTF-8.  A file
  * that breaks a rule gets a located diagnostic and -1; 0 on success.
- * src_free() releases what src_read() filled. */
+ * src_free() releases what src_read() filled.  On -1 *out may still hold the
+ * path and text, because the diagnostic points at it: call src_free() on
+ * both outcomes, after diags_print() (src_free() of a zeroed or already
+ * freed src_file is harmless). */
 int src_read(const char *path, size_t max_bytes, struct src_file *out, struct diags *d);
 /* Take a copy of an in-memory text (tests, fuzzers), with the same checks. */
 int src_from_mem(const char *path, const char *text, size_t len, size_t max_bytes, struct src_file *out,
 		 struct diags *d);
 void src_free(struct src_file *f);
+/* 1-based line and column of byte offset in f->text, counted as libyaml
+ * counts (code points; LF, CR, CR LF, NEL, LS, PS end a line; a leading BOM
+ * is not a column).  For errors known by byte offset. */
+void src_pos(const struct src_file *f, size_t offset, uint32_t *line, uint32_t *col);
 
 /* The closest candidate to word by edit distance, or NULL when none is close
  * enough to be a plausible typo (distance <= 2, and less than half the

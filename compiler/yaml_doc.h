@@ -50,8 +50,12 @@ struct ydoc {
 };
 
 /* Parse f into doc.  Returns 0 when the tree is complete and clean, -1 when
- * any error was reported (doc->root may then be partial or NULL).  Always
- * call ydoc_free(). */
+ * any error was reported.  On -1 doc->root is NULL when the parse was cut
+ * short (syntax error, node limit, no memory) and kept after refusals that
+ * parsing went on past: duplicate key, anchor, tag, NUL in a string, and
+ * the parts it leaves out, which are a too-deep collection, an alias, and a
+ * pair whose key is a collection or whose value was left out.
+ * Always call ydoc_free(). */
 int ydoc_parse(const struct src_file *f, struct ydoc *doc, struct diags *d);
 void ydoc_free(struct ydoc *doc);
 
