@@ -143,3 +143,4 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+.SECONDARY:

@@ -201,8 +201,15 @@ static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char
 		return rc;
 	if ((v = ymap_get(spec, "required")) != NULL) {
 		PATH(sub, "%s.required", path);
-		if (schema_bool(c, v, sub, &req) != 0)
+		if (name[0] == '\0') {
+			/* An items spec describes every element; "required" would
+			 * say nothing about the array. */
+			schema_error(c, ymap_key(spec, "required"),
+				     "%s: 'required' has no meaning for array items; put it on the array", sub);
 			rc = -1;
+		} else if (schema_bool(c, v, sub, &req) != 0) {
+			rc = -1;
+		}
 	}
 	if (req)
 		prm.flags |= CPOL_PRM_F_REQUIRED;

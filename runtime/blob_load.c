@@ -1177,13 +1177,33 @@ static int blob_own_items(struct blob_loader *L, const struct blob_rec *owner, u
 		return blob_fail(L, owner, CPOL_PRM_ITEMS, "items",
 				 "Parameter %u already belongs to another tool, object or array.", k);
 	owned[k] = 1;
-	if (L->p->params[k].name[0] == '\0')
+	if (L->p->params[k].name[0] == '\0' && !(L->p->params[k].flags & CPOL_PRM_F_REQUIRED))
 		return 0;
 	if (blob_rec_at(L, CPOL_SEC_PARAMS, k, &r) < 0)
 		return -1;
+	if (L->p->params[k].name[0] == '\0')
+		return blob_fail(L, &r, CPOL_PRM_FLAGS, "flags",
+				 "An array's items spec cannot be 'required': every element is the element.");
 	return blob_fail(L, &r, CPOL_PRM_NAME, "name",
 			 "An array's items spec has no name, but this one is \"%s\".",
 			 blob_quote(L->p->params[k].name).s);
+}
+
+/* Nesting depth: a parent comes before its children, so one pass in index
+ * order sees every parent's depth before its children need it.  Bounded so
+ * that code walking a signature recursively (the bridge's validator, the
+ * stub generator) has a known stack cost. */
+static int blob_set_depth(struct blob_loader *L, const struct blob_rec *owner, uint32_t first, uint32_t count,
+			  uint8_t parent_depth, uint8_t *depth)
+{
+	if (count == 0)
+		return 0;
+	if (parent_depth >= CPOL_MAX_PARAM_DEPTH)
+		return blob_fail(L, owner, 0, "",
+				 "Parameters nest deeper than %u levels.", (unsigned)CPOL_MAX_PARAM_DEPTH);
+	for (uint32_t k = first; k < first + count; k++)
+		depth[k] = (uint8_t)(parent_depth + 1);
+	return 0;
 }
 
 /*
@@ -1196,7 +1216,7 @@ static int blob_check_forest(struct blob_loader *L)
 {
 	const struct cpol_policy *p = L->p;
 	uint32_t n = p->nparams;
-	uint8_t *owned = NULL;
+	uint8_t *owned = NULL, *depth = NULL;
 	uint32_t *rank = NULL;
 	struct blob_rec r;
 	int rc = -1;
@@ -1204,8 +1224,9 @@ static int blob_check_forest(struct blob_loader *L)
 	if (n == 0)
 		return 0;
 	owned = calloc(n, 1);
+	depth = calloc(n, 1);
 	rank = calloc(n, sizeof(*rank));
-	if (owned == NULL || rank == NULL) {
+	if (owned == NULL || depth == NULL || rank == NULL) {
 		struct blob_rec s = { NULL, 0, L->sec[CPOL_SEC_PARAMS].off, "params", CPOL_NONE };
 
 		blob_fail(L, &s, 0, "", "Out of memory while checking parameters.");
@@ -1216,7 +1237,8 @@ static int blob_check_forest(struct blob_loader *L)
 	for (uint32_t t = 0; t < p->ntools; t++)
 		if (blob_rec_at(L, CPOL_SEC_TOOLS, t, &r) < 0 ||
 		    blob_own_run(L, &r, CPOL_TOOL_PARAMS, "params", p->tools[t].params, owned,
-				 rank) < 0)
+				 rank) < 0 ||
+		    blob_set_depth(L, &r, p->tools[t].params.first, p->tools[t].params.count, 0, depth) < 0)
 			goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct cpol_param *m = &p->params[i];
@@ -1224,6 +1246,10 @@ static int blob_check_forest(struct blob_loader *L)
 		if (blob_rec_at(L, CPOL_SEC_PARAMS, i, &r) < 0 ||
 		    blob_own_run(L, &r, CPOL_PRM_PROPS, "props", m->props, owned, rank) < 0 ||
 		    (m->type == CPOL_T_ARRAY && blob_own_items(L, &r, m->items, owned) < 0))
+			goto out;
+		/* An unowned param has depth 0 here and is refused below. */
+		if (blob_set_depth(L, &r, m->props.first, m->props.count, depth[i], depth) < 0 ||
+		    (m->type == CPOL_T_ARRAY && blob_set_depth(L, &r, m->items, 1, depth[i], depth) < 0))
 			goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -1236,6 +1262,7 @@ static int blob_check_forest(struct blob_loader *L)
 	rc = 0;
 out:
 	free(owned);
+	free(depth);
 	free(rank);
 	return rc;
 }
@@ -1277,6 +1304,27 @@ static int blob_read_agents(struct blob_loader *L)
 	return 0;
 }
 
+/* The compiler refuses such paths; the loader checks again because the
+ * runtime will join this path onto out/, and a blob is not trusted to have
+ * come from our compiler. */
+static int blob_output_path_ok(const char *s)
+{
+	const char *comp = s;
+
+	if (s[0] == '/' || strchr(s, '\\') != NULL)
+		return 0;
+	for (;;) {
+		const char *end = strchr(comp, '/');
+		size_t len = end ? (size_t)(end - comp) : strlen(comp);
+
+		if (len == 0 || (len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
+			return 0;
+		if (end == NULL)
+			return 1;
+		comp = end + 1;
+	}
+}
+
 static int blob_read_outputs(struct blob_loader *L)
 {
 	struct cpol_policy *p = L->p;
@@ -1304,6 +1352,10 @@ static int blob_read_outputs(struct blob_loader *L)
 					 "Flags 0x%x include bits this format does not define.", o->flags);
 		if (blob_zero32(L, &r, CPOL_OUT_RESERVED, "reserved") < 0)
 			return -1;
+		if (!blob_output_path_ok(o->path))
+			return blob_fail(L, &r, CPOL_OUT_PATH, "path",
+					 "Output path %s leaves the output directory (absolute, '.', '..' or an empty component).",
+					 blob_quote(o->path).s);
 	}
 	return 0;
 }

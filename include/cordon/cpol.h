@@ -15,7 +15,11 @@
  *   - SHA-256 covers bytes [0, signature offset) with the 32-byte hash field
  *     read as zeros, so signing a blob never changes its hash;
  *   - reserved fields are zero, strings are (offset, length) references into
- *     the string table, NUL-terminated there and free of inner NULs.
+ *     the string table that start at an entry (offset 0 or just after a
+ *     NUL), NUL-terminated there and free of inner NULs; an empty string is
+ *     (0, 0) and an empty list is (first 0, count 0);
+ *   - parameters nest at most CPOL_MAX_PARAM_DEPTH levels; an array's items
+ *     spec has no name and is not 'required'.
  */
 #ifndef CORDON_CPOL_H
 #define CORDON_CPOL_H
@@ -37,6 +41,8 @@
 #define CPOL_ALIGN 8u
 #define CPOL_MAX_BLOB_SIZE (16u * 1024u * 1024u)
 #define CPOL_MAX_SECCOMP_INSNS 4096u /* BPF_MAXINSNS */
+/* Parameters nest at most this deep (a tool's own params are level 1). */
+#define CPOL_MAX_PARAM_DEPTH 16u
 
 /* Header layout (byte offsets). */
 #define CPOL_HDR_MAGIC 0          /* u8[8] */
