@@ -1308,10 +1308,102 @@ static void test_write_seeds(void **state)
 	policy_free(&p);
 }
 
+/* Load a policy built in memory and insist the loader refuses it with a
+ * message containing want.  For rules the writer does not enforce. */
+static void expect_policy_refused(struct cpol_policy *p, const char *want)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	assert_int_equal(blob_emit(p, &blob, &len, &err), 0);
+	rc = blob_load(blob, len, BLOB_ANY_ARCH, &q, &err);
+	policy_free(&q);
+	free(blob);
+	if (rc == 0)
+		fail_msg("blob loaded; expected an error mentioning \"%s\"", want);
+	if (strstr(err.msg, want) == NULL)
+		fail_msg("error %s: %s; expected one mentioning \"%s\"", err.field, err.msg, want);
+}
+
+/* Regression: an unbounded chain of arrays let a blob nest parameters as
+ * deep as its size allowed, a stack hazard for any recursive walker. */
+static void test_param_depth_bound(void **state)
+{
+	struct cpol_policy p;
+	uint32_t i, n;
+
+	(void)state;
+	for (n = CPOL_MAX_PARAM_DEPTH; n <= CPOL_MAX_PARAM_DEPTH + 1; n++) {
+		build_rich(&p);
+		/* Replace tool 0's params with one chain: n-1 arrays, then a string. */
+		p.params = arena_calloc(&p.arena, n, sizeof(*p.params));
+		assert_non_null(p.params);
+		for (i = 0; i < n; i++) {
+			p.params[i].name = i == 0 ? "chain" : "";
+			p.params[i].type = i + 1 < n ? CPOL_T_ARRAY : CPOL_T_STRING;
+			p.params[i].items = i + 1 < n ? i + 1 : CPOL_NONE;
+		}
+		p.nparams = n;
+		for (i = 0; i < p.ntools; i++)
+			p.tools[i].params = (struct cpol_range){ 0, 0 };
+		p.tools[0].params = (struct cpol_range){ 0, 1 };
+		if (n == CPOL_MAX_PARAM_DEPTH) {
+			struct cpol_policy q;
+			struct blob_error err;
+			uint8_t *blob = NULL;
+			size_t len = 0;
+
+			assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+			if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+				fail_msg("depth %u refused: %s: %s", n, err.field, err.msg);
+			policy_free(&q);
+			free(blob);
+		} else {
+			expect_policy_refused(&p, "deeper than");
+		}
+		policy_free(&p);
+	}
+}
+
+static void test_items_not_required(void **state)
+{
+	struct cpol_policy p;
+
+	(void)state;
+	build_rich(&p);
+	p.params[P_TAGS_ITEMS].flags |= CPOL_PRM_F_REQUIRED;
+	expect_policy_refused(&p, "cannot be 'required'");
+	policy_free(&p);
+}
+
+/* The runtime joins output paths onto out/; a blob must not be able to
+ * name a file outside it, whoever wrote the blob. */
+static void test_output_path_escape(void **state)
+{
+	static const char *const bad[] = { "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/", "a\\b" };
+	struct cpol_policy p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		build_rich(&p);
+		p.outputs[0].path = bad[i];
+		p.noutputs = 1;
+		expect_policy_refused(&p, "leaves the output directory");
+		policy_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_param_depth_bound),
+		cmocka_unit_test(test_items_not_required),
+		cmocka_unit_test(test_output_path_escape),
 		cmocka_unit_test(test_minimal_and_null_strings),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_canonical_zero_fields),
