@@ -495,17 +495,45 @@ static int emit_signature(struct emit_ctx *c, const struct cpol_signature *s)
 	return 0;
 }
 
+/* One instruction per record; the operand field b holds what the op needs
+ * (cpol.h, enum cpol_op) and stays zero otherwise, so each program has one
+ * byte layout. */
 static int emit_constraints(struct emit_ctx *c, const struct cpol_policy *p)
 {
-	uint8_t *d;
+	uint8_t *base;
 
-	if (p->nconstraints == 0)
-		return 0;
-	d = emit_grow(c, CPOL_SEC_CONSTRAINTS, p->nconstraints);
-	if (d == NULL)
+	if (emit_records(c, CPOL_SEC_CONSTRAINTS, p->nconstraints, CPOL_INSN_BYTES, &base) < 0)
 		return -1;
-	memcpy(d, p->constraints, p->nconstraints);
-	c->count[CPOL_SEC_CONSTRAINTS] = p->nconstraints;
+	for (uint32_t i = 0; i < p->nconstraints; i++) {
+		const struct cpol_insn *in = &p->constraints[i];
+		uint8_t *r = base + (size_t)i * CPOL_INSN_BYTES;
+		uint64_t bits = 0;
+
+		r[CPOL_INSN_OP] = in->op;
+		r[CPOL_INSN_TYPE] = in->type;
+		emit_put_u32(r + CPOL_INSN_A, in->a);
+		switch (in->op) {
+		case CPOL_OP_INT:
+			emit_put_u64(r + CPOL_INSN_B, (uint64_t)in->ival);
+			break;
+		case CPOL_OP_NUM:
+			memcpy(&bits, &in->fval, sizeof(bits));
+			emit_put_u64(r + CPOL_INSN_B, bits);
+			break;
+		case CPOL_OP_STR:
+		case CPOL_OP_STARTS_WITH:
+		case CPOL_OP_ENDS_WITH:
+			if (emit_str(c, r, CPOL_INSN_B, in->str) < 0)
+				return -1;
+			break;
+		case CPOL_OP_IN:
+			if (emit_strs(c, r, CPOL_INSN_B, &in->list) < 0)
+				return -1;
+			break;
+		default:
+			break;
+		}
+	}
 	return 0;
 }
 

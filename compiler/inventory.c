@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "compiler/compile.h"
+#include "compiler/constraint_gen.h"
+#include "grammar/policy_parse.h"
 
 #define PATH(buf, ...) schema_path((buf), sizeof(buf), __VA_ARGS__)
 
@@ -481,6 +483,112 @@ static int strlist_load(struct schema_ctx *c, const struct ynode *n, const char 
 	return rc;
 }
 
+/* A tool's `constraints:`: a sequence of 1..COMPILE_MAX_LIST strings. */
+static int constraints_shape(struct schema_ctx *c, const struct ynode *n, const char *path)
+{
+	char sub[SCHEMA_PATH_MAX];
+	const char *s;
+	int rc = 0;
+
+	if (schema_seq(c, n, path) != 0)
+		return -1;
+	if (n->n == 0 || n->n > COMPILE_MAX_LIST) {
+		schema_error(c, n, "%s: list 1 to %d constraints (or leave the key out)", path, COMPILE_MAX_LIST);
+		return -1;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		PATH(sub, "%s[%zu]", path, i);
+		if (schema_string(c, n->vals[i], sub, 1, 4096, &s) != 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * Where a constraint's text starts in its file.  Diagnostics from the
+ * expression parser count columns from there, which is only right when
+ * the scalar's value is its source text verbatim, on one line: plain, or
+ * quoted without escapes.  Anything else (a block scalar, a folded line,
+ * an escape) is refused rather than reported at a wrong column.  The byte
+ * offset is found by a simple walk and then confirmed with src_pos(), the
+ * function the YAML positions are defined by, so the two cannot disagree.
+ */
+static int constraint_text_pos(const struct src_file *f, const struct ynode *n, uint32_t *line, uint32_t *col)
+{
+	const unsigned char *t = (const unsigned char *)f->text;
+	size_t off = 0;
+	uint32_t l = 1, k = 1, l2, k2;
+
+	if (f->len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
+		off = 3; /* a BOM is not a column */
+	while (off < f->len && l < n->line) {
+		if (t[off++] == '\n') {
+			l++;
+		}
+	}
+	while (off < f->len && k < n->col && t[off] != '\n' && t[off] != '\r') {
+		off++;
+		while (off < f->len && (t[off] & 0xC0) == 0x80)
+			off++;
+		k++;
+	}
+	src_pos(f, off, &l2, &k2);
+	if (l2 != n->line || k2 != n->col)
+		return -1;
+	*line = n->line;
+	*col = n->col;
+	if (!n->plain) {
+		if (off >= f->len || (t[off] != '"' && t[off] != '\''))
+			return -1;
+		off++;
+		(*col)++;
+	}
+	if (memchr(n->str, '\n', n->len) != NULL || memchr(n->str, '\r', n->len) != NULL ||
+	    n->len > f->len - off || memcmp(t + off, n->str, n->len) != 0)
+		return -1;
+	return 0;
+}
+
+/* Compile one tool's constraints after its params are built; ts->tool's
+ * constraints range is set to the run of instructions appended to code. */
+static int constraints_build(struct schema_ctx *c, struct tool_src *ts, const struct cpol_param *params,
+			     struct arena *ast_arena, struct constraint_code *code)
+{
+	char path[SCHEMA_PATH_MAX];
+	struct constraint_src src;
+	size_t first = code->n;
+	int rc = 0;
+
+	src.d = c->d;
+	src.a = c->a;
+	src.path = path;
+	src.params = ts->tool.params.count ? params + ts->tool.params.first : NULL;
+	src.nparams = ts->tool.params.count;
+	for (size_t i = 0; i < ts->constraints->n; i++) {
+		const struct ynode *e = ts->constraints->vals[i];
+		struct ast_node *expr = NULL;
+		uint32_t line, col;
+
+		PATH(path, "tools.%s.constraints[%zu]", ts->tool.id, i);
+		if (constraint_text_pos(c->f, e, &line, &col) != 0) {
+			schema_error(c, e, "%s: write the constraint on one line, plain or in quotes, without escapes or "
+					   "line folding, so that errors can point into it", path);
+			rc = -1;
+			continue;
+		}
+		if (policy_parse_expr(c->f, line, col, e->str, e->len, ast_arena, &expr, c->d) != 0 ||
+		    constraint_gen_expr(&src, expr, code) != 0)
+			rc = -1;
+	}
+	if (rc == 0 && code->n - first > UINT32_MAX) {
+		schema_error(c, ts->constraints, "tools.%s.constraints: too much code", ts->tool.id);
+		rc = -1;
+	}
+	ts->tool.constraints.first = rc == 0 ? (uint32_t)first : 0;
+	ts->tool.constraints.count = rc == 0 ? (uint32_t)(code->n - first) : 0;
+	return rc;
+}
+
 static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, struct tool_src *ts)
 {
 	char path[SCHEMA_PATH_MAX], sub[SCHEMA_PATH_MAX];
@@ -529,12 +637,12 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 	ts->params = ymap_get(n, "params");
 	if ((v = ymap_get(n, "constraints")) != NULL) {
 		PATH(sub, "%s.constraints", path);
-		/* No silent downgrade: a constraint the blob cannot carry would
-		 * be a check the author believes in and nobody runs. */
-		if (schema_seq(c, v, sub) == 0)
-			schema_error(c, v, "%s: constraint expressions are not supported yet (the policy-language "
-					   "compiler is not built); remove them until it is", sub);
-		rc = -1;
+		/* Only the shape here; the expressions are compiled by
+		 * inventory_finish(), once the params they name are built. */
+		if (constraints_shape(c, v, sub) == 0)
+			ts->constraints = v;
+		else
+			rc = -1;
 	}
 	se_node = ymap_get(n, "side_effect");
 	if (se_node != NULL) {
@@ -680,9 +788,13 @@ static int cmp_tool_src(const void *a, const void *b)
 int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_policy *p)
 {
 	struct pvec pv = { NULL, 0, 0 };
+	struct constraint_code code = { NULL, 0, 0 };
+	struct arena ast_arena; /* syntax trees of constraints, dropped at the end */
 	const struct src_file *f0 = c->f;
 	size_t i;
 	int rc = 0;
+
+	arena_init(&ast_arena);
 
 	/* qsort is not stable; equal ids are ordered by input position,
 	 * recorded before the sort starts moving things. */
@@ -707,12 +819,18 @@ int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_po
 			rc = -1;
 			continue;
 		}
+		c->f = ts->file;
 		if (ts->params != NULL) {
-			c->f = ts->file;
 			PATH(path, "tools.%s.params", ts->tool.id);
-			if (params_run(c, ts->params, path, 1, &pv, &ts->tool.params) != 0)
+			if (params_run(c, ts->params, path, 1, &pv, &ts->tool.params) != 0) {
 				rc = -1;
+				/* Every name would look unknown: no constraint
+				 * is judged against a broken signature. */
+				ts->constraints = NULL;
+			}
 		}
+		if (ts->constraints != NULL && constraints_build(c, ts, pv.v, &ast_arena, &code) != 0)
+			rc = -1;
 		p->tools[p->ntools++] = ts->tool;
 	}
 	c->f = f0;
@@ -726,9 +844,15 @@ int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_po
 	if (pv.n > 0)
 		memcpy(p->params, pv.v, pv.n * sizeof(*pv.v));
 	p->nparams = (uint32_t)pv.n;
+	if (constraint_gen_store(&code, p) != 0) {
+		rc = -1;
+		goto out;
+	}
 	p->meta.inventory_version = inv->version;
 out:
 	free(pv.v);
+	constraint_gen_free(&code);
+	arena_free(&ast_arena);
 	return rc;
 }
 

@@ -11,7 +11,9 @@
  * before the policy is handed out.
  *
  * The order is fixed: header, section table, hash, then the sections in id
- * order, then the parameter forest, which needs TOOLS and PARAMS together.
+ * order, then the parameter forest, which needs TOOLS and PARAMS together,
+ * then the constraint bytecode, whose verifier (constraint_verify.c) needs
+ * the tools and their checked parameter signatures.
  *
  * Work is linear (or n log n) in the blob size whatever the input, so a
  * hostile blob cannot make the loader hang: string checks are O(1) through
@@ -35,6 +37,7 @@
 #include <sodium.h>
 
 #include "cordon/blob.h"
+#include "runtime/constraint_verify.h"
 
 /* A validated section-table entry. */
 struct blob_sec {
@@ -70,7 +73,7 @@ struct blob_rec {
 	uint32_t index;    /* record index, or CPOL_NONE for a lone record */
 };
 
-/* Bytes per record, by section id (STRTAB and CONSTRAINTS count bytes). */
+/* Bytes per record, by section id (STRTAB counts bytes). */
 static const uint32_t blob_rec_size[CPOL_SEC_COUNT + 1] = {
 	0,
 	1,
@@ -84,7 +87,7 @@ static const uint32_t blob_rec_size[CPOL_SEC_COUNT + 1] = {
 	CPOL_BPF_BYTES,
 	CPOL_TOOL_BYTES,
 	CPOL_PARAM_BYTES,
-	1,
+	CPOL_INSN_BYTES,
 	CPOL_AGENT_BYTES,
 	CPOL_OUTPUT_BYTES,
 	CPOL_SIGNATURE_BYTES,
@@ -388,11 +391,6 @@ static int blob_check_count(struct blob_loader *L, const struct blob_rec *e, int
 			return blob_fail(L, e, CPOL_SEC_ENT_COUNT, "count",
 					 "The %s section holds %u records; it must hold exactly one.",
 					 policy_section_name((uint32_t)id), n);
-		break;
-	case CPOL_SEC_CONSTRAINTS:
-		if (n != 0)
-			return blob_fail(L, e, CPOL_SEC_ENT_COUNT, "count",
-					 "The constraints section holds %u bytes; it is empty in format 1.0.", n);
 		break;
 	case CPOL_SEC_SECCOMP:
 		if (n > CPOL_MAX_SECCOMP_INSNS)
@@ -1267,6 +1265,148 @@ out:
 	return rc;
 }
 
+/* ---- constraint bytecode ----------------------------------------------- */
+
+/* Which operand fields each op uses (cpol.h, enum cpol_op): the rest must
+ * be zero, so a program has one byte layout and no field hides data. */
+#define INSN_USES_A 0x1u
+#define INSN_USES_B 0x2u
+#define TYPEBIT(t) (1u << (t))
+
+static uint32_t blob_insn_uses(uint8_t op)
+{
+	switch (op) {
+	case CPOL_OP_PARAM:
+	case CPOL_OP_HAS:
+	case CPOL_OP_BOOL:
+	case CPOL_OP_JF:
+	case CPOL_OP_JT:
+		return INSN_USES_A;
+	case CPOL_OP_INT:
+	case CPOL_OP_NUM:
+	case CPOL_OP_STR:
+	case CPOL_OP_IN:
+	case CPOL_OP_STARTS_WITH:
+	case CPOL_OP_ENDS_WITH:
+		return INSN_USES_B;
+	default:
+		return 0;
+	}
+}
+
+/* Bit (1 << type) for every type byte an op may carry; bit 0 is "no type". */
+static uint32_t blob_insn_types(uint8_t op)
+{
+	switch (op) {
+	case CPOL_OP_PARAM:
+		return TYPEBIT(CPOL_T_STRING) | TYPEBIT(CPOL_T_INTEGER) | TYPEBIT(CPOL_T_NUMBER) |
+		       TYPEBIT(CPOL_T_BOOLEAN) | TYPEBIT(CPOL_T_ARRAY);
+	case CPOL_OP_LEN:
+		return TYPEBIT(CPOL_T_STRING) | TYPEBIT(CPOL_T_ARRAY);
+	case CPOL_OP_EQ:
+	case CPOL_OP_NE:
+		return TYPEBIT(CPOL_T_STRING) | TYPEBIT(CPOL_T_INTEGER) | TYPEBIT(CPOL_T_NUMBER) |
+		       TYPEBIT(CPOL_T_BOOLEAN);
+	case CPOL_OP_LT:
+	case CPOL_OP_LE:
+	case CPOL_OP_GT:
+	case CPOL_OP_GE:
+		return TYPEBIT(CPOL_T_INTEGER) | TYPEBIT(CPOL_T_NUMBER);
+	default:
+		return TYPEBIT(0);
+	}
+}
+
+/*
+ * Each instruction on its own: a known op, a type byte the op takes, zero
+ * reserved and unused fields, and operands that are well formed (a finite
+ * number, a valid string reference, a non-empty string list).  What needs
+ * the program around it (jumps, stack, param indices) is
+ * constraint_verify()'s.
+ */
+static int blob_read_insn(struct blob_loader *L, uint32_t i, struct cpol_insn *in)
+{
+	struct blob_rec r;
+	uint64_t op, type, res, b;
+	uint32_t uses;
+	struct cpol_range g;
+
+	if (blob_rec_at(L, CPOL_SEC_CONSTRAINTS, i, &r) < 0 ||
+	    blob_get(L, &r, CPOL_INSN_OP, 1, "op", &op) < 0 ||
+	    blob_get(L, &r, CPOL_INSN_TYPE, 1, "type", &type) < 0 ||
+	    blob_get(L, &r, CPOL_INSN_RESERVED, 2, "reserved", &res) < 0 ||
+	    blob_u32(L, &r, CPOL_INSN_A, "a", &in->a) < 0 ||
+	    blob_u64(L, &r, CPOL_INSN_B, "b", &b) < 0)
+		return -1;
+	if (op < CPOL_OP_RET || op > CPOL_OP_LAST)
+		return blob_fail(L, &r, CPOL_INSN_OP, "op", "Opcode %u is not known.", (unsigned)op);
+	in->op = (uint8_t)op;
+	if (type > 31 || !(blob_insn_types(in->op) & TYPEBIT(type)))
+		return blob_fail(L, &r, CPOL_INSN_TYPE, "type", "Opcode %u does not take type %u.",
+				 (unsigned)op, (unsigned)type);
+	in->type = (uint8_t)type;
+	if (res != 0)
+		return blob_fail(L, &r, CPOL_INSN_RESERVED, "reserved",
+				 "This reserved field holds %u; it must be 0.", (unsigned)res);
+	uses = blob_insn_uses(in->op);
+	if (!(uses & INSN_USES_A) && in->a != 0)
+		return blob_fail(L, &r, CPOL_INSN_A, "a", "Opcode %u has no operand a; it must be 0, not %u.",
+				 (unsigned)op, in->a);
+	if (!(uses & INSN_USES_B) && b != 0)
+		return blob_fail(L, &r, CPOL_INSN_B, "b", "Opcode %u has no operand b; it must be 0.",
+				 (unsigned)op);
+	switch (in->op) {
+	case CPOL_OP_BOOL:
+		if (in->a > 1)
+			return blob_fail(L, &r, CPOL_INSN_A, "a", "A boolean is 0 or 1, not %u.", in->a);
+		break;
+	case CPOL_OP_INT:
+		in->ival = (int64_t)b;
+		break;
+	case CPOL_OP_NUM:
+		memcpy(&in->fval, &b, sizeof(in->fval));
+		if (!isfinite(in->fval))
+			return blob_fail(L, &r, CPOL_INSN_B, "b", "The number is NaN or infinite (bits 0x%016llx).",
+					 (unsigned long long)b);
+		break;
+	case CPOL_OP_STR:
+	case CPOL_OP_STARTS_WITH:
+	case CPOL_OP_ENDS_WITH:
+		if (blob_str(L, &r, CPOL_INSN_B, "b", &in->str) < 0)
+			return -1;
+		in->len = (uint32_t)(b >> 32);
+		break;
+	case CPOL_OP_IN:
+		if (blob_list(L, &r, CPOL_INSN_B, "b", L->sec[CPOL_SEC_STRLIST].count, "strlist", &g) < 0)
+			return -1;
+		if (g.count == 0)
+			return blob_fail(L, &r, CPOL_INSN_B + 4, "b.count", "An 'in' list holds at least one string.");
+		in->list.v = L->strlist + g.first;
+		in->list.n = g.count;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int blob_read_constraints(struct blob_loader *L)
+{
+	struct cpol_policy *p = L->p;
+	uint32_t n = L->sec[CPOL_SEC_CONSTRAINTS].count;
+	struct blob_rec r = { NULL, 0, L->sec[CPOL_SEC_CONSTRAINTS].off, "constraints", CPOL_NONE };
+	void *v;
+
+	if (blob_alloc(L, &r, n, sizeof(*p->constraints), &v) < 0)
+		return -1;
+	p->constraints = v;
+	p->nconstraints = n;
+	for (uint32_t i = 0; i < n; i++)
+		if (blob_read_insn(L, i, &p->constraints[i]) < 0)
+			return -1;
+	return 0;
+}
+
 /* ---- the rest ---------------------------------------------------------- */
 
 static int blob_read_agents(struct blob_loader *L)
@@ -1414,11 +1554,10 @@ int blob_load(const uint8_t *buf, size_t len, uint32_t want_arch, struct cpol_po
 	    blob_read_meta(&L) < 0 || blob_read_limits(&L) < 0 || blob_read_executor(&L) < 0 ||
 	    blob_read_env(&L) < 0 || blob_read_mounts(&L) < 0 || blob_read_seccomp(&L) < 0 ||
 	    blob_read_tools(&L) < 0 || blob_read_params(&L) < 0 || blob_check_forest(&L) < 0 ||
+	    blob_read_constraints(&L) < 0 ||
+	    constraint_verify(out, L.sec[CPOL_SEC_TOOLS].off, L.sec[CPOL_SEC_CONSTRAINTS].off, err) < 0 ||
 	    blob_read_agents(&L) < 0 || blob_read_outputs(&L) < 0 || blob_read_signature(&L) < 0)
 		goto out;
-	/* CONSTRAINTS is empty in format 1.0 (checked with the table). */
-	out->constraints = NULL;
-	out->nconstraints = 0;
 	rc = 0;
 out:
 	free(L.nul_bits);

@@ -239,4 +239,67 @@ enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
 #define CPOL_OUT_F_REQUIRED 0x1u
 #define CPOL_OUT_F_ALL 0x1u
 
+/* ==== Constraint bytecode (CONSTRAINTS section) ==========================
+ *
+ * docs/blob-format.md, "CONSTRAINTS", is the prose version; docs/
+ * constraints.md the language it is compiled from.
+ *
+ * The section is an array of 16-byte instructions.  A tool's `constraints`
+ * list (first, count) is an ordinary list reference into it: the tool's run
+ * of instructions.  The run is cut into programs, one per constraint, each
+ * ending at its first RET; the run's last instruction is a RET.  The tools'
+ * non-empty runs tile the section in tool order (each starts where the
+ * previous one ended, the last ends at the section's end), so every
+ * instruction belongs to exactly one tool and is verified once.
+ *
+ * A program runs on a typed stack of at most CPOL_CONSTRAINT_MAX_STACK
+ * values (cpol_type values: string, integer, number, boolean, array; an
+ * array is only ever consumed by LEN).  The loader verifies every program
+ * as BPF is verified: jumps go forward and stay inside their program, every
+ * op finds operands of the type it names, the stack never underflows or
+ * overflows, every path reaching an instruction brings the same stack, and
+ * RET finds exactly one boolean.  So evaluation always terminates, in at
+ * most one step per instruction, and never confuses types.
+ */
+#define CPOL_INSN_OP 0       /* u8: enum cpol_op */
+#define CPOL_INSN_TYPE 1     /* u8: enum cpol_type the op works on, or 0 */
+#define CPOL_INSN_RESERVED 2 /* u16, zero */
+#define CPOL_INSN_A 4        /* u32: param index, i32 jump offset, or 0/1 */
+#define CPOL_INSN_B 8        /* u64: i64, f64 bits, str, or list into STRLIST */
+#define CPOL_INSN_BYTES 16
+
+#define CPOL_CONSTRAINT_MAX_STACK 16u    /* values on the evaluation stack */
+#define CPOL_CONSTRAINT_MAX_PROGRAM 4096u /* instructions in one constraint */
+
+/* Fields an op does not list below are zero.  "param" is an index into the
+ * tool's top-level params run (a < tool.params.count). */
+enum cpol_op {
+	CPOL_OP_RET = 1,          /* pop boolean: the constraint's verdict; ends the program */
+	CPOL_OP_PARAM = 2,        /* type: the param's declared type (not object); a: param.
+				   * push its value (an array: its item count); absent: deny */
+	CPOL_OP_HAS = 3,          /* a: param; push boolean: present (and not null) */
+	CPOL_OP_INT = 4,          /* b: i64; push integer */
+	CPOL_OP_NUM = 5,          /* b: f64 bits, finite; push number */
+	CPOL_OP_BOOL = 6,         /* a: 0 or 1; push boolean */
+	CPOL_OP_STR = 7,          /* b: str; push string */
+	CPOL_OP_LEN = 8,          /* type: string (bytes) or array (items); pop, push integer */
+	CPOL_OP_TONUM = 9,        /* pop integer, push it as a number (nearest double) */
+	CPOL_OP_EQ = 10,          /* type: integer, number, string or boolean */
+	CPOL_OP_NE = 11,          /*   pop right, pop left, push boolean */
+	CPOL_OP_LT = 12,          /* type: integer or number */
+	CPOL_OP_LE = 13,
+	CPOL_OP_GT = 14,
+	CPOL_OP_GE = 15,
+	CPOL_OP_IN = 16,          /* b: list into STRLIST, count >= 1; pop string, push boolean */
+	CPOL_OP_STARTS_WITH = 17, /* b: str; pop string, push boolean */
+	CPOL_OP_ENDS_WITH = 18,   /* b: str; pop string, push boolean */
+	CPOL_OP_NOT = 19,         /* pop boolean, push its negation */
+	CPOL_OP_JF = 20,          /* a: i32 offset, target = index + 1 + a, forward, at most the
+				   * program's RET.  Top is boolean: false: jump, keeping it;
+				   * true: pop it and fall through */
+	CPOL_OP_JT = 21,          /* the same with true and false exchanged */
+};
+#define CPOL_OP_LAST CPOL_OP_JT
+/* ==== end of constraint bytecode ========================================= */
+
 #endif

@@ -94,6 +94,20 @@ struct cpol_param {
 	struct cpol_range props; /* object properties, sorted by name */
 };
 
+/* One constraint instruction (cpol.h, enum cpol_op), decoded.  Only the
+ * operand fields its op uses are set; the others are zero / NULL.  Owned by
+ * the policy's arena like everything else. */
+struct cpol_insn {
+	uint8_t op;   /* enum cpol_op */
+	uint8_t type; /* enum cpol_type the op works on, or 0 */
+	uint32_t a;   /* param index, jump offset (as i32), or 0/1 */
+	int64_t ival; /* CPOL_OP_INT */
+	double fval;  /* CPOL_OP_NUM */
+	const char *str; /* CPOL_OP_STR, STARTS_WITH, ENDS_WITH */
+	uint32_t len;    /* of str, in bytes */
+	struct cpol_strs list; /* CPOL_OP_IN */
+};
+
 struct cpol_tool {
 	const char *id;
 	const char *description;
@@ -104,7 +118,8 @@ struct cpol_tool {
 	struct cpol_strs env_from;
 	struct cpol_strs roles; /* empty: any role the agent grants */
 	struct cpol_range params;      /* top-level params, sorted by name */
-	struct cpol_range constraints; /* empty in format 1.0 */
+	struct cpol_range constraints; /* run of instructions in constraints[], one
+					* program per constraint, each ending in RET */
 };
 
 struct cpol_agent {
@@ -143,8 +158,11 @@ struct cpol_policy {
 	uint32_t ntools;
 	struct cpol_param *params;
 	uint32_t nparams;
-	uint8_t *constraints; /* bytecode; empty in format 1.0 */
-	uint32_t nconstraints;
+	/* Constraint bytecode of all tools (the CONSTRAINTS section); its
+	 * fields are owned by the constraint code (compiler/constraint_gen.c,
+	 * runtime/constraint_verify.c). */
+	struct cpol_insn *constraints;
+	uint32_t nconstraints; /* instructions */
 	struct cpol_agent *agents;
 	uint32_t nagents;
 	struct cpol_output *outputs;

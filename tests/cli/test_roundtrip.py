@@ -8,6 +8,7 @@ units the YAML uses, and converted in this file: 30s is 30000 ms, 64k is
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -98,4 +99,53 @@ eq("outputs", j["outputs"], [
     {"path": "summary.txt", "maxBytes": 64 * K, "required": True}])
 eq("signature", j["signature"], {"algorithm": "none", "keyId": None})
 eq("seccomp section", j["seccomp"]["instructions"], 0)
+
+
+def constraint_programs(buf):
+    """Each tool's constraint programs, read from the raw blob as
+    docs/blob-format.md describes them (not through the C loader): the
+    tool's (first, count) run of 16-byte instructions, cut after each ret
+    (op 1).  Returns {tool id: [[(op, type, a, b), ...], ...]}."""
+    def section(sid):
+        _, cnt, off, _ = struct.unpack_from("<IIQQ", buf, 64 + 24 * (sid - 1))
+        return off, cnt
+
+    def string(off, length):
+        return buf[strtab + off:strtab + off + length].decode()
+
+    strtab, _ = section(1)
+    tools_off, ntools = section(10)
+    insns_off, _ = section(12)
+    out = {}
+    for t in range(ntools):
+        rec = tools_off + 72 * t
+        tid = string(*struct.unpack_from("<II", buf, rec))
+        first, count = struct.unpack_from("<II", buf, rec + 64)
+        progs, cur = [], []
+        for i in range(first, first + count):
+            op, typ, _, a, b = struct.unpack_from("<BBHIQ", buf, insns_off + 16 * i)
+            cur.append((op, typ, a, b))
+            if op == 1:
+                progs.append(cur)
+                cur = []
+        eq(f"{tid}: run ends with ret", cur, [])
+        out[tid] = progs
+    return out
+
+
+# One constraint each, as the YAML lists them.
+progs = constraint_programs(raw)
+eq("constraints per tool", {k: len(v) for k, v in progs.items()}, {"calc.solve": 1, "mail.send": 1})
+# ends_with(to, "@example.org"): param to (index 3 of body, priority,
+# subject, to; type string 1), ends_with (op 18) "@example.org", ret.
+(mail_prog,) = progs["mail.send"]
+eq("mail constraint ops", [(op, typ, a) for op, typ, a, _ in mail_prog], [(2, 1, 3), (18, 0, 0), (1, 0, 0)])
+off, length = mail_prog[1][3] & 0xFFFFFFFF, mail_prog[1][3] >> 32
+strtab_off = struct.unpack_from("<Q", raw, 64 + 8)[0]
+eq("mail constraint literal", raw[strtab_off + off:strtab_off + off + length].decode(), "@example.org")
+# len(unknowns) >= 1: param unknowns (index 1, array 5), len(array), int 1,
+# ge(integer), ret.
+(calc_prog,) = progs["calc.solve"]
+eq("calc constraint ops", [(op, typ, a, b) for op, typ, a, b in calc_prog],
+   [(2, 5, 1, 0), (8, 5, 0, 0), (4, 0, 0, 1), (15, 2, 0, 0), (1, 0, 0, 0)])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says")
