@@ -41,6 +41,9 @@ LIBS_TEST := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
+# Seccomp profiles: the installed ones first, then this tree's, so a build
+# compiles policies without installing.  CORDON_POLICY_PATH comes before both.
+CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies:$(CURDIR)/policies"'
 
 COMMON_SRC := $(wildcard common/*.c)
 RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c))
@@ -78,7 +81,7 @@ $(GEN)/lex.yy.c: grammar/policy.l $(GEN)/policy.tab.h
 
 $(B)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(GEN_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(GEN_CFLAGS) -MMD -MP -c $< -o $@
 
 # Everything may include the generated header.
 $(call obj,$(COMPILER_LIB_SRC) compiler/cordonc.c $(wildcard tests/unit/*.c)): $(GEN)/policy.tab.h
@@ -100,11 +103,12 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(C
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME) $(LIBS_TEST)
 
 unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CORDON_SRC=$(CURDIR) $$t; done
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
+		CORDON_SRC=$(CURDIR) CORDON_POLICY_PATH=$(CURDIR)/policies $$t; done
 
 cli: all
 	@set -e; for t in tests/cli/test_*.sh; do echo "== $$t"; \
-		BUILD=$(CURDIR)/$(B) SRC=$(CURDIR) SAN=$(SAN) sh $$t; done
+		BUILD=$(CURDIR)/$(B) SRC=$(CURDIR) SAN=$(SAN) CORDON_POLICY_PATH=$(CURDIR)/policies sh $$t; done
 
 # libFuzzer targets: clang only, their own sanitizer build.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -115,9 +119,11 @@ FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
 # ready-made set of near-miss descriptors for the front end.
 FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/cordon/*.h compiler/*.h runtime/*.h)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
+		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h grammar/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) $(LIBS_COMPILER) $(LIBS_RUNTIME)
+	clang $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
+		$(LIBS_COMPILER) $(LIBS_RUNTIME)
 
 fuzz-check: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(CHECK_FUZZ_SECONDS)s)"; \

@@ -1,13 +1,159 @@
 /*
  * compile.c - the front-end pipeline; see compile.h for the stages.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/compile.h"
+#include "compiler/seccomp_gen.h"
+#include "grammar/policy_check.h"
+#include "grammar/policy_parse.h"
+
+#ifndef CORDON_POLICY_DIRS
+#define CORDON_POLICY_DIRS "/usr/local/share/cordon/policies"
+#endif
+
+static int dirs_push(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (nv == NULL)
+		return -1;
+	*v = nv;
+	nv[*n] = strndup(s, len);
+	if (nv[*n] == NULL)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int dirs_split(char ***v, size_t *n, const char *list)
+{
+	while (list != NULL && *list != '\0') {
+		const char *colon = strchr(list, ':');
+		size_t len = colon ? (size_t)(colon - list) : strlen(list);
+
+		if (len > 0 && dirs_push(v, n, list, len) != 0)
+			return -1;
+		list = colon ? colon + 1 : NULL;
+	}
+	return 0;
+}
+
+char **compile_default_policy_dirs(size_t *n)
+{
+	char **v = NULL;
+
+	*n = 0;
+	if (dirs_split(&v, n, getenv("CORDON_POLICY_PATH")) != 0 || dirs_split(&v, n, CORDON_POLICY_DIRS) != 0) {
+		compile_dirs_free(v, *n);
+		*n = 0;
+		return NULL;
+	}
+	return v;
+}
+
+void compile_dirs_free(char **dirs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+}
+
+/*
+ * The seccomp stage: the descriptor's profile (found on the policy path)
+ * and its optional extra file (relative to the descriptor) are parsed as
+ * one policy, judged, and compiled to BPF.  An extra file adds rules; the
+ * one-rule-per-syscall check spans both, so an extra cannot quietly
+ * override what the profile refuses.
+ */
+static int seccomp_stage(const struct src_file *app, const struct compile_options *opt, struct cpol_policy *p,
+			 struct diags *d)
+{
+	struct policy_search search = { opt->policy_dirs, opt->npolicy_dirs };
+	struct policy_srcs srcs = { NULL, 0, 0 };
+	struct pol_file prof, extra, all;
+	struct sc_policy sp;
+	char *path = NULL, *extra_path = NULL;
+	int rc = -1;
+
+	memset(&prof, 0, sizeof(prof));
+	memset(&extra, 0, sizeof(extra));
+	memset(&all, 0, sizeof(all));
+	if (p->exec.seccomp_profile[0] == '\0') {
+		diag_at(d, DIAG_ERROR, app, 0, 0,
+			"execution.executor.seccomp.profile is empty: every executor runs under a seccomp profile");
+		return -1;
+	}
+	if (policy_find_profile(p->exec.seccomp_profile, &search, &path) != 0) {
+		diag_at(d, DIAG_ERROR, app, 0, 0, "seccomp profile '%s' not found (looked for %s.policy on the policy path)",
+			p->exec.seccomp_profile, p->exec.seccomp_profile);
+		return -1;
+	}
+	rc = policy_parse_file(path, &search, &p->arena, &srcs, &prof, d);
+	if (p->exec.seccomp_extra[0] != '\0') {
+		const char *slash = strrchr(app->path, '/');
+
+		if (p->exec.seccomp_extra[0] == '/' || slash == NULL)
+			extra_path = strdup(p->exec.seccomp_extra);
+		else if (asprintf(&extra_path, "%.*s/%s", (int)(slash - app->path), app->path,
+				  p->exec.seccomp_extra) < 0)
+			extra_path = NULL;
+		if (extra_path == NULL || policy_parse_file(extra_path, &search, &p->arena, &srcs, &extra, d) != 0)
+			rc = -1;
+		if (extra.has_default && prof.has_default) {
+			diag_at(d, DIAG_ERROR, extra.def.loc.file, extra.def.loc.line, extra.def.loc.col,
+				"the extra policy sets a 'default', but profile '%s' already has one",
+				p->exec.seccomp_profile);
+			diag_at(d, DIAG_NOTE, prof.def.loc.file, prof.def.loc.line, prof.def.loc.col,
+				"the profile's 'default' is here");
+			rc = -1;
+		}
+	}
+	if (rc != 0)
+		goto out;
+	all = prof.has_default ? prof : extra;
+	all.rules = arena_calloc(&p->arena, prof.nrules + extra.nrules + 1, sizeof(*all.rules));
+	if (all.rules == NULL)
+		goto fail;
+	memcpy(all.rules, prof.rules, prof.nrules * sizeof(*all.rules));
+	if (extra.nrules)
+		memcpy(all.rules + prof.nrules, extra.rules, extra.nrules * sizeof(*all.rules));
+	all.nrules = prof.nrules + extra.nrules;
+	if (policy_check(&all, &p->arena, &sp, d) != 0 || seccomp_gen(&sp, p, d) != 0)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	rc = -1;
+out:
+	free(path);
+	free(extra_path);
+	policy_srcs_free(&srcs);
+	return rc;
+}
 
 int compile_sources(const struct src_file *app, const struct src_file *const *tools, size_t ntools,
 		    struct cpol_policy *p, struct diags *d)
+{
+	struct compile_options opt = { NULL, 0 };
+	char **dirs;
+	size_t n = 0;
+	int rc;
+
+	dirs = compile_default_policy_dirs(&n);
+	opt.policy_dirs = (const char *const *)dirs;
+	opt.npolicy_dirs = n;
+	rc = compile_sources_opt(app, tools, ntools, &opt, p, d);
+	compile_dirs_free(dirs, n);
+	return rc;
+}
+
+int compile_sources_opt(const struct src_file *app, const struct src_file *const *tools, size_t ntools,
+			const struct compile_options *opt, struct cpol_policy *p, struct diags *d)
 {
 	struct ydoc app_doc;
 	struct ydoc *tool_docs = NULL;
@@ -43,10 +189,12 @@ int compile_sources(const struct src_file *app, const struct src_file *const *to
 			inv_ok = 0;
 	}
 
-	/* Stage 2: the descriptor's own keys. */
+	/* Stage 2: the descriptor's own keys, then its seccomp profile, which
+	 * only makes sense once the descriptor named one without errors. */
 	if (app_ok) {
 		c.f = app;
-		descriptor_load(&c, app_doc.root, p, &agents);
+		if (descriptor_load(&c, app_doc.root, p, &agents) == 0)
+			seccomp_stage(app, opt, p, d);
 	}
 
 	/* Stage 3: inventories, then tools sorted and checked as one set. */

@@ -57,11 +57,30 @@ int inventory_load(struct schema_ctx *c, const struct ynode *root, struct invent
 int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_policy *p);
 void inventory_free(struct inventory *inv);
 
+/* Options of one compile. */
+struct compile_options {
+	/* Where seccomp profiles (NAME.policy) and includes are looked up,
+	 * after the including file's own directory.  NULL: the default path,
+	 * compile_default_policy_dirs(). */
+	const char *const *policy_dirs;
+	size_t npolicy_dirs;
+};
+
+/* The default policy path: $CORDON_POLICY_PATH (colon-separated) if set,
+ * then the installed share/cordon/policies, then the source tree's
+ * policies/ (so a build runs without installing).  Malloc'd vector of
+ * malloc'd strings; free with compile_dirs_free(). */
+char **compile_default_policy_dirs(size_t *n);
+void compile_dirs_free(char **dirs, size_t n);
+
 /* The whole front end over in-memory sources (tests and fuzzers use it
- * directly).  p is initialised by the call; free it whatever the result.
+ * directly).  p is initialised by the call; free it whatever the result,
+ * after printing d (diagnostics may quote policy files kept in p's arena).
  * Returns 0, or -1 when any error was reported. */
 int compile_sources(const struct src_file *app, const struct src_file *const *tools, size_t ntools,
 		    struct cpol_policy *p, struct diags *d);
+int compile_sources_opt(const struct src_file *app, const struct src_file *const *tools, size_t ntools,
+			const struct compile_options *opt, struct cpol_policy *p, struct diags *d);
 /* The text inputs of one compile.  They outlive the policy's diagnostics:
  * diags_print() quotes their lines, so free them after printing. */
 struct compile_inputs {

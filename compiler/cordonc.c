@@ -15,7 +15,13 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include <errno.h>
+#include <seccomp.h>
+
+#include "compiler/bpf_disasm.h"
+#include "compiler/bpf_sim.h"
 #include "compiler/compile.h"
+#include "compiler/constants.h"
 #include "compiler/inspect.h"
 #include "compiler/sign.h"
 #include "cordon/blob.h"
@@ -62,8 +68,13 @@ static int next_opt(int argc, char **argv, const char *shortopts, const struct o
 static int cmd_compile(int argc, char **argv)
 {
 	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+					      { "policy-dir", required_argument, NULL, 'I' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
+	struct compile_options copt = { NULL, 0 };
+	const char *idirs[16];
+	char **defdirs = NULL, **alldirs = NULL;
+	size_t nidirs = 0, ndef = 0, i;
 	struct compile_inputs in;
 	struct cpol_policy p;
 	struct blob_error be;
@@ -74,9 +85,14 @@ static int cmd_compile(int argc, char **argv)
 	char err[512];
 	int c, rc = EXIT_USAGE;
 
-	while ((c = next_opt(argc, argv, "o:h", opts)) != -1) {
+	while ((c = next_opt(argc, argv, "o:I:h", opts)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'I':
+			if (nidirs == sizeof(idirs) / sizeof(idirs[0]))
+				return usage_error("compile", "too many -I options");
+			idirs[nidirs++] = optarg;
+			break;
 		case 'h': return print_help("compile");
 		default: return usage_error("compile", "bad option");
 		}
@@ -88,11 +104,25 @@ static int cmd_compile(int argc, char **argv)
 
 	diags_init(&d);
 	policy_init(&p);
+	/* -I directories come before the default policy path. */
+	defdirs = compile_default_policy_dirs(&ndef);
+	alldirs = calloc(nidirs + ndef + 1, sizeof(*alldirs));
+	if (alldirs == NULL) {
+		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "out of memory");
+		memset(&in, 0, sizeof(in));
+		goto out;
+	}
+	for (i = 0; i < nidirs; i++)
+		alldirs[i] = (char *)idirs[i];
+	for (i = 0; i < ndef; i++)
+		alldirs[nidirs + i] = defdirs[i];
+	copt.policy_dirs = (const char *const *)alldirs;
+	copt.npolicy_dirs = nidirs + ndef;
 	if (compile_inputs_read(&in, argv[optind], (const char *const *)argv + optind + 1,
 				(size_t)(argc - optind - 1), &d) != 0)
 		goto out;
 	policy_free(&p);
-	if (compile_sources(&in.app, in.refs, in.ntools, &p, &d) != 0)
+	if (compile_sources_opt(&in.app, in.refs, in.ntools, &copt, &p, &d) != 0)
 		goto out;
 	if (blob_emit(&p, &blob, &blen, &be) != 0) {
 		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "cannot encode the policy: %s (%s)", be.msg, be.field);
@@ -111,6 +141,8 @@ out:
 	policy_free(&p);
 	diags_free(&d);
 	compile_inputs_free(&in);
+	compile_dirs_free(defdirs, ndef);
+	free(alldirs);
 	return rc;
 }
 
@@ -135,29 +167,94 @@ static int load_blob(const char *cmd, const char *path, uint8_t **buf, size_t *l
 	return 0;
 }
 
+/* "--syscall NAME [ARG...]": what the blob's filter does with that call. */
+static int inspect_syscall(const struct cpol_policy *p, const char *name, char **args, int nargs)
+{
+	struct bpf_sim_data d;
+	char buf[64], *end;
+	uint32_t ret, steps = 0;
+	int nr, i;
+
+	memset(&d, 0, sizeof(d));
+	nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+	if (nr < 0) {
+		fprintf(stderr, "cordonc inspect: unknown syscall '%s' for x86_64\n", name);
+		return EXIT_USAGE;
+	}
+	if (nargs > 6) {
+		fprintf(stderr, "cordonc inspect: a syscall has at most 6 arguments\n");
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < nargs; i++) {
+		uint64_t v;
+
+		errno = 0;
+		v = strtoull(args[i], &end, 0);
+		if (errno != 0 || end == args[i] || *end != '\0') {
+			if (const_lookup(args[i], &v) != 0) {
+				fprintf(stderr, "cordonc inspect: argument '%s' is neither a number nor a known constant\n",
+					args[i]);
+				return EXIT_USAGE;
+			}
+		}
+		d.args[i] = v;
+	}
+	d.nr = nr;
+	d.arch = CPOL_ARCH_X86_64;
+	if (p->nseccomp == 0) {
+		printf("%s: no seccomp filter in this blob\n", name);
+		return EXIT_NO;
+	}
+	if (bpf_sim_exec(p->seccomp, p->nseccomp, &d, &ret, &steps) != 0) {
+		fprintf(stderr, "cordonc inspect: the filter could not be run\n");
+		return EXIT_NO;
+	}
+	printf("%s(", name);
+	for (i = 0; i < nargs; i++)
+		printf("%s%s", i ? ", " : "", args[i]);
+	printf(") -> %s (%u instructions run)\n", bpf_sim_action_name(ret, buf, sizeof(buf)), steps);
+	return 0;
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+					      { "syscall", required_argument, NULL, 's' },
+					      { "disasm", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct cpol_policy p;
+	const char *sys = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int c, json = 0, rc;
+	int c, json = 0, disasm = 0, rc, nblob;
 	char *text;
 
-	while ((c = next_opt(argc, argv, "jh", opts)) != -1) {
+	/* "+": options first, so "--syscall ioctl 0 TIOCSTI app.cpol" keeps
+	 * its arguments in order. */
+	while ((c = next_opt(argc, argv, "+js:dh", opts)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 's': sys = optarg; break;
+		case 'd': disasm = 1; break;
 		case 'h': return print_help("inspect");
 		default: return usage_error("inspect", "bad option");
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error("inspect", "needs exactly one blob");
-	rc = load_blob("inspect", argv[optind], &buf, &len, &p);
+	nblob = argc - 1; /* the blob is the last argument */
+	if (argc - optind < 1 || (sys == NULL && argc - optind != 1))
+		return usage_error("inspect", "needs exactly one blob (last)");
+	rc = load_blob("inspect", argv[nblob], &buf, &len, &p);
 	if (rc != 0)
 		goto out;
+	if (sys != NULL) {
+		rc = inspect_syscall(&p, sys, argv + optind, nblob - optind);
+		goto out;
+	}
+	if (disasm) {
+		bpf_disasm(stdout, p.seccomp, p.nseccomp);
+		goto out;
+	}
 	if (json) {
 		text = inspect_json(&p, buf, len);
 		if (text == NULL) {
@@ -168,7 +265,7 @@ static int cmd_inspect(int argc, char **argv)
 		printf("%s\n", text);
 		cJSON_free(text);
 	} else {
-		inspect_text(stdout, argv[optind], &p, buf, len);
+		inspect_text(stdout, argv[nblob], &p, buf, len);
 	}
 out:
 	policy_free(&p);
@@ -305,12 +402,19 @@ static const struct command commands[] = {
 	  "Every error is reported as file:line:col with the source line; on any\n"
 	  "error no output file is written.  The output is deterministic.\n\n"
 	  "  -o, --output FILE   where to write the blob (written atomically)\n"
+	  "  -I, --policy-dir DIR  look for seccomp profiles and includes here first\n"
+	  "                      (then $CORDON_POLICY_PATH, the installed profiles,\n"
+	  "                      and this build's policies/)\n"
 	  "  -h, --help          this text\n\n"
 	  "Exit: 0 compiled, 2 usage error or input with errors.\n" },
-	{ "inspect", cmd_inspect, "[--json] BLOB",
+	{ "inspect", cmd_inspect, "[--json | --disasm | --syscall NAME [ARG...]] BLOB",
 	  "Validate a blob with the runtime's loader and show every section.\n\n"
-	  "  -j, --json   machine-readable output\n"
-	  "  -h, --help   this text\n\n"
+	  "  -j, --json            machine-readable output\n"
+	  "  -d, --disasm          disassemble the seccomp filter\n"
+	  "  -s, --syscall NAME    run the filter on one call of NAME with the\n"
+	  "                        given arguments (numbers or constants such as\n"
+	  "                        AF_ALG) and print its action\n"
+	  "  -h, --help            this text\n\n"
 	  "Exit: 0 shown, 1 invalid blob, 2 usage error or unreadable file.\n" },
 	{ "verify", cmd_verify, "[--key KEY.pub] BLOB",
 	  "Validate a blob (structure and SHA-256); with --key, also require a\n"

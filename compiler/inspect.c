@@ -13,8 +13,10 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "compiler/bpf_disasm.h"
 #include "compiler/inspect.h"
 #include "compiler/units.h"
+#include "runtime/constraint_eval.h"
 #include "cordon/keys.h"
 
 static uint32_t rd32(const uint8_t *p)
@@ -191,7 +193,8 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 	cJSON_AddItemToObject(o, "envFrom", json_strs(&t->env_from));
 	cJSON_AddItemToObject(o, "roles", json_strs(&t->roles));
 	cJSON_AddItemToObject(o, "params", json_params(p, t->params));
-	cJSON_AddNumberToObject(o, "constraints", t->constraints.count);
+	cJSON_AddNumberToObject(o, "constraints", constraint_count(p, (uint32_t)(t - p->tools)));
+	cJSON_AddNumberToObject(o, "constraintInstructions", t->constraints.count);
 	return o;
 }
 
@@ -415,7 +418,9 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		e->seccomp_profile[0] ? e->seccomp_profile : "-", e->seccomp_extra[0] ? ", extra " : "",
 		e->seccomp_extra);
 	if (p->nseccomp == 0)
-		fprintf(f, "  not compiled: the seccomp policy language is not built yet\n");
+		fprintf(f, "  no filter in this blob\n");
+	else
+		bpf_disasm(f, p->seccomp, p->nseccomp);
 
 	fprintf(f, "\ntools: %u\n", p->ntools);
 	for (i = 0; i < p->ntools; i++) {
@@ -456,5 +461,9 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		fprintf(f, "  %s max %s%s\n", p->outputs[i].path, a,
 			(p->outputs[i].flags & CPOL_OUT_F_REQUIRED) ? " required" : "");
 	}
-	fprintf(f, "\nconstraints: %u bytes of bytecode\n", p->nconstraints);
+	fprintf(f, "\nconstraints: %u instructions of verified bytecode\n", p->nconstraints);
+	for (i = 0; i < p->ntools; i++)
+		if (p->tools[i].constraints.count > 0)
+			fprintf(f, "  %s: %u constraint%s, %u instructions\n", p->tools[i].id, constraint_count(p, i),
+				constraint_count(p, i) == 1 ? "" : "s", p->tools[i].constraints.count);
 }

@@ -96,6 +96,7 @@ struct pol_rule {
 	struct ast_loc *argloc;
 	size_t nargs;
 	struct ast_node *cond; /* NULL: unconditional */
+	int included;          /* read from an included file, not the policy itself */
 };
 
 /* A policy file with its includes already read and inlined in place. */

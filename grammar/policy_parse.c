@@ -84,7 +84,7 @@ struct walk {
 	const struct src_file *def_file;
 };
 
-static struct src_file *srcs_add(struct policy_srcs *s)
+static struct src_file *srcs_add(struct policy_srcs *s, struct arena *a)
 {
 	struct src_file *f;
 
@@ -97,20 +97,31 @@ static struct src_file *srcs_add(struct policy_srcs *s)
 		s->v = v;
 		s->cap = cap;
 	}
-	f = calloc(1, sizeof(*f));
+	f = arena_alloc(a, sizeof(*f));
 	if (f != NULL)
 		s->v[s->n++] = f;
 	return f;
 }
 
+/* Move a file's path and text into the arena: diagnostics quote the file
+ * after the parse, for as long as the arena's owner (the policy) lives. */
+static int src_adopt(struct src_file *f, struct arena *a)
+{
+	char *path = f->path ? arena_strdup(a, f->path) : NULL;
+	char *text = f->text ? arena_strndup(a, f->text, f->len) : NULL;
+
+	if ((f->path != NULL && path == NULL) || (f->text != NULL && text == NULL))
+		return -1;
+	free(f->path);
+	free(f->text);
+	f->path = path;
+	f->text = text;
+	return 0;
+}
+
 void policy_srcs_free(struct policy_srcs *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++) {
-		src_free(s->v[i]);
-		free(s->v[i]);
-	}
+	/* The files themselves live in the arena (src_adopt). */
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
@@ -227,7 +238,7 @@ static int walk_file(struct walk *w, const char *path, const char *shown, const 
 	struct src_file *f;
 	char *real = NULL;
 	size_t i;
-	int rc = -1;
+	int rc = -1, rd;
 
 	memset(&ls, 0, sizeof(ls));
 	real = realpath(path, NULL);
@@ -251,10 +262,11 @@ static int walk_file(struct walk *w, const char *path, const char *shown, const 
 			POLICY_MAX_INCLUDE_DEPTH);
 		goto out;
 	}
-	f = srcs_add(w->srcs);
+	f = srcs_add(w->srcs, w->a);
 	if (f == NULL)
 		goto out;
-	if (src_read(path, POLICY_MAX_BYTES, f, w->d) != 0)
+	rd = src_read(path, POLICY_MAX_BYTES, f, w->d);
+	if (src_adopt(f, w->a) != 0 || rd != 0)
 		goto out;
 	ls.start = START_POLICY;
 	ls.a = w->a;
@@ -277,6 +289,8 @@ static int walk_file(struct walk *w, const char *path, const char *shown, const 
 			w->def_file = f;
 		}
 	}
+	for (i = 0; i < ls.nrules; i++)
+		ls.rules[i].included = w->depth > 0;
 	if (walk_append(w, &ls) != 0)
 		rc = -1;
 	w->stack[w->depth++] = real;

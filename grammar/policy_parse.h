@@ -20,12 +20,13 @@ struct policy_search {
 
 /*
  * Parse a seccomp policy file and, recursively, what it includes (cycles
- * and depth are errors).  Files read are kept in *srcs (caller frees with
- * policy_srcs_free after printing diagnostics, which quote them).  Returns
- * 0, or -1 when any error was reported.
+ * and depth are errors).  The files read are listed in *srcs and live in
+ * the arena a, so diagnostics can quote them for as long as the arena
+ * lives; policy_srcs_free() frees only the list.  Returns 0, or -1 when any
+ * error was reported.
  */
 struct policy_srcs {
-	struct src_file **v; /* each allocated alone: diagnostics point at them */
+	struct src_file **v; /* in the arena: diagnostics point at them */
 	size_t n, cap;
 };
 int policy_parse_file(const char *path, const struct policy_search *search, struct arena *a,

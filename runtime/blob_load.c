@@ -36,6 +36,7 @@
 
 #include <sodium.h>
 
+#include "common/bpf_check.h"
 #include "cordon/blob.h"
 #include "runtime/constraint_verify.h"
 
@@ -800,12 +801,28 @@ static int blob_read_seccomp(struct blob_loader *L)
 		    blob_get(L, &r, CPOL_BPF_JF, 1, "jf", &jf) < 0 ||
 		    blob_get(L, &r, CPOL_BPF_K, 4, "k", &k) < 0)
 			return -1;
-		/* The kernel verifies the program itself when it is loaded;
-		 * here it is only data of a bounded size. */
 		f->code = (uint16_t)code;
 		f->jt = (uint8_t)jt;
 		f->jf = (uint8_t)jf;
 		f->k = (uint32_t)k;
+	}
+	/* The kernel verifies the program when it is loaded, but that is
+	 * after the sandbox is half built and it says only EINVAL; checking
+	 * by the kernel's rules here refuses a bad program up front, by
+	 * instruction.  An empty section is a blob without a filter, which
+	 * the launcher must refuse to run (no silent downgrade). */
+	if (n > 0) {
+		uint32_t bad = 0;
+		const char *why = NULL;
+
+		if (bpf_check(p->seccomp, n, &bad, &why) != 0) {
+			if (bad >= n)
+				bad = n - 1;
+			if (blob_rec_at(L, CPOL_SEC_SECCOMP, bad, &r) < 0)
+				return -1;
+			return blob_fail(L, &r, CPOL_BPF_CODE, "code", "The seccomp program is invalid: %s.",
+					 why ? why : "refused");
+		}
 	}
 	return 0;
 }

@@ -75,7 +75,7 @@ enum cpol_section {
 	CPOL_SEC_SECCOMP = 9,     /* struct sock_filter[] (8 bytes each) */
 	CPOL_SEC_TOOLS = 10,      /* sorted by id */
 	CPOL_SEC_PARAMS = 11,     /* parameter signatures, a forest */
-	CPOL_SEC_CONSTRAINTS = 12, /* constraint bytecode; empty in format 1.0 */
+	CPOL_SEC_CONSTRAINTS = 12, /* constraint bytecode (struct cpol_insn[]) */
 	CPOL_SEC_AGENTS = 13,     /* sorted by name */
 	CPOL_SEC_OUTPUTS = 14,    /* sorted by path */
 	CPOL_SEC_SIGNATURE = 15,  /* one record, always last */
@@ -159,7 +159,7 @@ enum cpol_section {
 #define CPOL_TOOL_ENV_FROM 40    /* list into STRLIST */
 #define CPOL_TOOL_ROLES 48       /* list into STRLIST */
 #define CPOL_TOOL_PARAMS 56      /* list into PARAMS: top-level params */
-#define CPOL_TOOL_CONSTRAINTS 64 /* list into CONSTRAINTS; empty in 1.0 */
+#define CPOL_TOOL_CONSTRAINTS 64 /* list into CONSTRAINTS: the tool's programs */
 #define CPOL_TOOL_BYTES 72
 
 /* PARAMS record.  Params form a forest: a tool owns a contiguous run of

@@ -1397,6 +1397,23 @@ static void test_output_path_escape(void **state)
 	}
 }
 
+/* A program the kernel would refuse is refused by the loader, by
+ * instruction, before any sandbox setup could start. */
+static void test_bad_bpf_program(void **state)
+{
+	struct cpol_policy p;
+
+	(void)state;
+	build_rich(&p);
+	p.seccomp[1].jt = 9; /* jeq jumps past the end */
+	expect_policy_refused(&p, "The seccomp program is invalid");
+	policy_free(&p);
+	build_rich(&p);
+	p.seccomp[4].code = 0x07; /* tax as the last instruction: no ret */
+	expect_policy_refused(&p, "The seccomp program is invalid");
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1404,6 +1421,7 @@ int main(void)
 		cmocka_unit_test(test_param_depth_bound),
 		cmocka_unit_test(test_items_not_required),
 		cmocka_unit_test(test_output_path_escape),
+		cmocka_unit_test(test_bad_bpf_program),
 		cmocka_unit_test(test_minimal_and_null_strings),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_canonical_zero_fields),

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Broken-policy corpus: every tests/corpus/policy/NAME.policy is used as the
+# seccomp profile of a minimal descriptor; NAME.expect lists the exact
+# diagnostic lines.  A case whose .expect has an error must exit 2 and write
+# nothing; a case with only warnings must compile.  The number of errors
+# and warnings must match exactly, so no follow-on noise slips in.
+set -u
+: "${BUILD:?}" "${SRC:?}"
+. "$SRC/tests/cli/lib.sh"
+dir="$SRC/tests/corpus/policy"
+n=0
+for expect in "$dir"/*.expect; do
+	name=$(basename "$expect" .expect)
+	printf 'version: 1\napp: t\nexecution:\n  executor:\n    seccomp: { profile: %s }\n' "$name" >"$T/app.yaml"
+	rm -f "$T/out.cpol"
+	want_rc=0
+	grep -q ': error: ' "$expect" && want_rc=2
+	(cd "$dir" && "$CORDONC" compile -I . "$T/app.yaml" ../policy-tools.yaml -o "$T/out.cpol") >"$_out" 2>"$_err"
+	rc=$?
+	[ "$rc" -eq "$want_rc" ] || die "$name: exit $rc, want $want_rc"
+	if [ "$want_rc" -ne 0 ] && [ -e "$T/out.cpol" ]; then die "$name: output written"; fi
+	while IFS= read -r line || [ -n "$line" ]; do
+		[ -z "$line" ] && continue
+		grep -qxF -- "$line" "$_err" || die "$name: missing line: $line"
+	done <"$expect"
+	for kind in error warning; do
+		w=$(grep -c ": $kind: " "$expect"); g=$(grep -c ": $kind: " "$_err")
+		[ "$w" -eq "$g" ] || die "$name: $g ${kind}s, want $w"
+	done
+	n=$((n + 1))
+done
+[ "$n" -ge 30 ] || die "only $n policy cases"
+pass "$n broken policies, each answered with its located diagnostics"
