@@ -231,43 +231,15 @@ static int walk_append(struct walk *w, const struct lex_state *ls)
 	return 0;
 }
 
-/* shown: the name as the user wrote it, for messages. */
-static int walk_file(struct walk *w, const char *path, const char *shown, const struct ast_loc *from)
+/* Parse one file already read into f, then what it includes.  real (owned
+ * here) is its identity on the include stack. */
+static int walk_src(struct walk *w, struct src_file *f, char *real)
 {
 	struct lex_state ls;
-	struct src_file *f;
-	char *real = NULL;
 	size_t i;
-	int rc = -1, rd;
+	int rc;
 
 	memset(&ls, 0, sizeof(ls));
-	real = realpath(path, NULL);
-	if (real == NULL) {
-		if (from != NULL)
-			diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col, "cannot open \"%s\": %s", shown,
-				strerror(errno));
-		else
-			diag_at(w->d, DIAG_ERROR, NULL, 0, 0, "cannot open policy \"%s\": %s", path, strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < w->depth; i++) {
-		if (strcmp(w->stack[i], real) == 0) {
-			diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col,
-				"include cycle: \"%s\" is already being read", shown);
-			goto out;
-		}
-	}
-	if (w->depth >= POLICY_MAX_INCLUDE_DEPTH) {
-		diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col, "includes nest deeper than %d files",
-			POLICY_MAX_INCLUDE_DEPTH);
-		goto out;
-	}
-	f = srcs_add(w->srcs, w->a);
-	if (f == NULL)
-		goto out;
-	rd = src_read(path, POLICY_MAX_BYTES, f, w->d);
-	if (src_adopt(f, w->a) != 0 || rd != 0)
-		goto out;
 	ls.start = START_POLICY;
 	ls.a = w->a;
 	ls.d = w->d;
@@ -294,22 +266,79 @@ static int walk_file(struct walk *w, const char *path, const char *shown, const 
 	if (walk_append(w, &ls) != 0)
 		rc = -1;
 	w->stack[w->depth++] = real;
-	real = NULL;
 	if (walk_includes(w, f->path, &ls) != 0)
 		rc = -1;
 	free(w->stack[--w->depth]);
-out:
-	free(real);
 	free(ls.rules);
 	free(ls.includes);
 	return rc;
 }
 
-int policy_parse_file(const char *path, const struct policy_search *search, struct arena *a,
-		      struct policy_srcs *srcs, struct pol_file *out, struct diags *d)
+/* shown: the name as the user wrote it, for messages. */
+static int walk_file(struct walk *w, const char *path, const char *shown, const struct ast_loc *from)
+{
+	struct src_file *f;
+	char *real = NULL;
+	size_t i;
+	int rd;
+
+	real = realpath(path, NULL);
+	if (real == NULL) {
+		if (from != NULL)
+			diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col, "cannot open \"%s\": %s", shown,
+				strerror(errno));
+		else
+			diag_at(w->d, DIAG_ERROR, NULL, 0, 0, "cannot open policy \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < w->depth; i++) {
+		if (strcmp(w->stack[i], real) == 0) {
+			diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col,
+				"include cycle: \"%s\" is already being read", shown);
+			goto fail;
+		}
+	}
+	if (w->depth >= POLICY_MAX_INCLUDE_DEPTH) {
+		diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col, "includes nest deeper than %d files",
+			POLICY_MAX_INCLUDE_DEPTH);
+		goto fail;
+	}
+	f = srcs_add(w->srcs, w->a);
+	if (f == NULL)
+		goto fail;
+	rd = src_read(path, POLICY_MAX_BYTES, f, w->d);
+	if (src_adopt(f, w->a) != 0 || rd != 0)
+		goto fail;
+	return walk_src(w, f, real);
+fail:
+	free(real);
+	return -1;
+}
+
+static int parse_finish(struct walk *w, struct pol_file *out, int rc)
+{
+	out->rules = NULL;
+	out->nrules = 0;
+	if (w->nrules > 0) {
+		out->rules = arena_calloc(w->a, w->nrules, sizeof(*out->rules));
+		if (out->rules == NULL) {
+			rc = -1;
+		} else {
+			memcpy(out->rules, w->rules, w->nrules * sizeof(*w->rules));
+			out->nrules = w->nrules;
+		}
+	}
+	free(w->rules);
+	return rc;
+}
+
+int policy_parse_mem(const char *name, const char *text, size_t len, const struct policy_search *search,
+		     struct arena *a, struct policy_srcs *srcs, struct pol_file *out, struct diags *d)
 {
 	struct walk w;
-	int rc;
+	struct src_file *f;
+	char *real;
+	int rd;
 
 	memset(&w, 0, sizeof(w));
 	w.search = search;
@@ -317,18 +346,30 @@ int policy_parse_file(const char *path, const struct policy_search *search, stru
 	w.srcs = srcs;
 	w.d = d;
 	w.out = out;
-	rc = walk_file(&w, path, path, NULL);
-	out->rules = NULL;
-	out->nrules = 0;
-	if (w.nrules > 0) {
-		out->rules = arena_calloc(a, w.nrules, sizeof(*out->rules));
-		if (out->rules == NULL) {
-			rc = -1;
-		} else {
-			memcpy(out->rules, w.rules, w.nrules * sizeof(*w.rules));
-			out->nrules = w.nrules;
-		}
+	f = srcs_add(srcs, a);
+	real = strdup(name);
+	if (f == NULL || real == NULL) {
+		free(real);
+		return parse_finish(&w, out, -1);
 	}
-	free(w.rules);
-	return rc;
+	rd = src_from_mem(name, text, len, POLICY_MAX_BYTES, f, d);
+	if (src_adopt(f, a) != 0 || rd != 0) {
+		free(real);
+		return parse_finish(&w, out, -1);
+	}
+	return parse_finish(&w, out, walk_src(&w, f, real));
+}
+
+int policy_parse_file(const char *path, const struct policy_search *search, struct arena *a,
+		      struct policy_srcs *srcs, struct pol_file *out, struct diags *d)
+{
+	struct walk w;
+
+	memset(&w, 0, sizeof(w));
+	w.search = search;
+	w.a = a;
+	w.srcs = srcs;
+	w.d = d;
+	w.out = out;
+	return parse_finish(&w, out, walk_file(&w, path, path, NULL));
 }

@@ -31,6 +31,10 @@ struct policy_srcs {
 };
 int policy_parse_file(const char *path, const struct policy_search *search, struct arena *a,
 		      struct policy_srcs *srcs, struct pol_file *out, struct diags *d);
+/* The same for a policy held in memory (tests, fuzzers); name is what
+ * diagnostics call it.  Its includes are still read from files. */
+int policy_parse_mem(const char *name, const char *text, size_t len, const struct policy_search *search,
+		     struct arena *a, struct policy_srcs *srcs, struct pol_file *out, struct diags *d);
 /* Find NAME.policy on the search path; 0 and a malloc'd path, or -1. */
 int policy_find_profile(const char *name, const struct policy_search *search, char **path);
 void policy_srcs_free(struct policy_srcs *s);
