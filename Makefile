@@ -46,7 +46,9 @@ CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
 CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies:$(CURDIR)/policies"'
 
 COMMON_SRC := $(wildcard common/*.c)
-RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c))
+# runtime/ has one folder a part (launch/, supervise/, ...); all of it is
+# library code but main().
+RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c runtime/*/*.c))
 COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c)) $(wildcard grammar/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -120,7 +122,7 @@ FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
 FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
-		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h grammar/*.h)
+		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h runtime/*/*.h grammar/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
 		$(LIBS_COMPILER) $(LIBS_RUNTIME)
