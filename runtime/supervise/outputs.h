@@ -117,11 +117,13 @@ const char *outputs_code_name(enum outputs_code code);
  * Open name, one entry of directory dirfd (no '/'; "." for dirfd itself),
  * never following a symlink: openat2 with RESOLVE_BENEATH|
  * RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS, and O_NOFOLLOW|O_CLOEXEC|
- * O_NOCTTY added to flags.  *use_openat2 starts true; it is set false when
- * the kernel has no openat2 (ENOSYS), and then, or when the caller set it
- * false, plain openat with the same flags is used: for one component,
- * O_NOFOLLOW alone already refuses every symlink.  Returns the fd, or -1
- * with errno (ELOOP for a symlink, EINVAL for a name with '/').
+ * O_NOCTTY added to flags (which must not hold O_CREAT or O_TMPFILE).
+ * *use_openat2 starts true; it is set false when the kernel has no openat2
+ * (ENOSYS), or refuses it with EPERM where plain openat works (container
+ * seccomp profiles), and then, or when the caller set it false, plain
+ * openat with the same flags is used: for one component, O_NOFOLLOW alone
+ * already refuses every symlink.  Returns the fd, or -1 with errno (ELOOP
+ * for a symlink, EINVAL for a name with '/', "..", or a creating flag).
  */
 int outputs_open_entry(int dirfd, const char *name, int flags, bool *use_openat2);
 
