@@ -1,0 +1,124 @@
+/*
+ * cgroup.h - the launcher's cgroups: one per execution, holding its whole
+ * process tree under a memory limit and a pids limit (DESIGN.md §4,
+ * "Limits that the kernel offers in several ways"; docs/cgroups.md).
+ *
+ * Memory and pids are decided apart, each with the best mechanism this
+ * caller has: cgroup v2 where the controller is delegated to us, else the
+ * controller's cgroup v1 hierarchy where we may write to it, else none (the
+ * caller then falls back to RLIMIT_AS / RLIMIT_NPROC).  The kind chosen for
+ * each is what the result's "enforcement" object reports.
+ *
+ * Sequence: cgroup_detect() reads where the hierarchies are and which
+ * cgroup we are in (it writes nothing); cgroup_create() makes the
+ * execution's cgroups and sets the limits; cgroup_attach() moves the
+ * executor in before it runs untrusted code; cgroup_usage() reads what
+ * happened; cgroup_destroy() kills what is left and removes the cgroups.
+ */
+#ifndef CORDON_CGROUP_H
+#define CORDON_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum cg_kind { CG_NONE = 0, CG_V1, CG_V2 };
+
+/* One hierarchy as this process sees it; dir[0] == '\0' when absent. */
+struct cg_hier {
+	char mount[PATH_MAX]; /* where the hierarchy is mounted */
+	char rel[PATH_MAX];   /* our cgroup, as /proc/self/cgroup names it */
+	char dir[PATH_MAX];   /* our cgroup as a directory: mount + rel */
+};
+
+struct cg_host {
+	struct cg_hier v2;         /* the cgroup2 mount, whatever it controls */
+	struct cg_hier v1_memory;  /* the v1 hierarchy bound to "memory" */
+	struct cg_hier v1_pids;    /* the v1 hierarchy bound to "pids" */
+	int v2_memory, v2_pids;    /* listed in our v2 cgroup.controllers */
+	/* Tests only: the tree is plain files in a temporary directory, so
+	 * control files a real cgroupfs makes by itself are created on write,
+	 * and destroy removes them before rmdir. */
+	int plain_files;
+};
+
+/* 0 in a field: no limit of that kind, and no cgroup made for it. */
+struct cg_limits {
+	uint64_t memory_bytes;
+	uint32_t pids;
+};
+
+struct cg_run {
+	enum cg_kind mem_kind, pids_kind;
+	char mem_dir[PATH_MAX];  /* "" when mem_kind is CG_NONE */
+	char pids_dir[PATH_MAX]; /* v2: the same directory as mem_dir */
+	/* The same cgroups as /proc/<pid>/cgroup names them: destroy signals
+	 * only a process whose own cgroup file says it is still inside, so a
+	 * pid that exited and was reused elsewhere is never killed. */
+	char mem_rel[PATH_MAX];
+	char pids_rel[PATH_MAX];
+	int plain_files;
+	/* Why a better mechanism was passed over for a limit that was asked
+	 * for, for the supervisor log: "memory: cgroup v2 does not offer
+	 * memory at /sys/fs/cgroup/unified; memory: no cgroup v1 memory
+	 * hierarchy holds us". */
+	char note[1024];
+};
+
+struct cg_usage {
+	uint64_t mem_peak;   /* bytes; 0 when unknown */
+	int mem_limit_hit;   /* the memory limit was reached at least once */
+	int oom_killed;      /* the OOM killer killed a process in the cgroup */
+	int pids_max_hit;    /* a fork or clone was refused by pids.max */
+};
+
+/*
+ * Find the cgroup hierarchies and our place in them.  mountinfo_path and
+ * cgroup_path default (NULL) to /proc/self/mountinfo and /proc/self/cgroup;
+ * tests pass files describing a fake tree.  A host without cgroups is not an
+ * error: the hierarchies are left empty.  Returns -1 with err only when a
+ * file exists but cannot be read or is malformed.
+ */
+int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgroup_path,
+		  char *err, size_t errlen);
+
+/*
+ * Make the execution's cgroup(s), named `name` (letters, digits, '.', '_',
+ * '-'; e.g. "cordon-<execid>"), and set the limits in lim.  v2: a child of
+ * our own cgroup when it can have children with memory and pids, else of a
+ * "cordon" cgroup beside ours (docs/cgroups.md); memory.max,
+ * memory.swap.max = 0, memory.oom.group = 1, pids.max.  v1: a child of our
+ * cgroup in each hierarchy; memory.limit_in_bytes and, where swap is
+ * accounted, memory.memsw.limit_in_bytes to the same value, pids.max.
+ *
+ * Never fails because cgroups are missing or not ours: that kind is
+ * CG_NONE and cg->note says why.  Fails (-1, err filled, nothing left
+ * behind, cg all CG_NONE) when a cgroup was usable but setting it up went
+ * wrong, e.g. the name already exists.  Overwrites *cg.
+ */
+int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name,
+		  const struct cg_limits *lim, char *err, size_t errlen);
+
+/* Move process pid (as this process's pid namespace numbers it) into every
+ * cgroup of cg.  0 when cg has none. */
+int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen);
+
+/* Read peak memory, OOM and pids-limit events.  Fields of a kind that is
+ * CG_NONE, or whose file this kernel lacks, stay 0. */
+int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t errlen);
+
+/*
+ * Kill every process left in cg's cgroups (v2 cgroup.kill where present,
+ * else SIGKILL to each member of cgroup.procs until it is empty, bounded)
+ * and remove the directories.  Each removed cgroup is forgotten, so a second
+ * call, or a call on a zeroed or CG_NONE run, does nothing and returns 0.
+ * Returns -1 with err when a directory could not be removed; it still tries
+ * the others.
+ */
+int cgroup_destroy(struct cg_run *cg, char *err, size_t errlen);
+
+/* "cgroup-v1", "cgroup-v2", "none": the enforcement object's words. */
+const char *cgroup_kind_name(enum cg_kind k);
+
+#endif
