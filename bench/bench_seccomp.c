@@ -36,7 +36,7 @@ static int build(const char *dir, const char *text, struct cpol_policy *p)
 {
 	const char *dirs[1] = { dir };
 	struct policy_search search = { dirs, 1 };
-	struct policy_srcs srcs = { NULL, 0, 0 };
+	struct policy_srcs srcs = { 0 };
 	struct pol_file pf;
 	struct sc_policy sp;
 	struct diags d;

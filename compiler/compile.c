@@ -74,7 +74,7 @@ static int seccomp_stage(const struct src_file *app, const struct compile_option
 			 struct diags *d)
 {
 	struct policy_search search = { opt->policy_dirs, opt->npolicy_dirs };
-	struct policy_srcs srcs = { NULL, 0, 0 };
+	struct policy_srcs srcs = { 0 };
 	struct pol_file prof, extra, all;
 	struct sc_policy sp;
 	char *path = NULL, *extra_path = NULL;

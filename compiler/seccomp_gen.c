@@ -2,31 +2,42 @@
  * seccomp_gen.c - libseccomp turns the checked rules into BPF; we take its
  * program and put a fixed prelude in front.
  *
- * The pipeline is fixed, as minijail's is: init with the default action,
- * x86_64 only with a process kill for any other arch, the binary-tree
- * optimisation (so the per-syscall cost stays flat as the allowlist grows),
- * the rules in syscall order, export, then the prelude and the length check.
+ * The pipeline is fixed, as minijail's is: a trial build of each rule that
+ * might make libseccomp loop (in a child, see gen_trial()), init with the
+ * default action, x86_64 only with a process kill for any other arch, the
+ * binary-tree optimisation (so the per-syscall cost stays flat as the
+ * allowlist grows), the rules in syscall order, export, the prelude and the
+ * length check, and last the verification of the whole program against the
+ * rules (compiler/seccomp_verify.c), because libseccomp 2.5.4 builds wrong
+ * programs for some conditions of several alternatives.
  *
  * Why a prelude: the design requires a kill on any other arch and on x32
  * syscall numbers (nr | 0x40000000 with arch x86_64), and we want that
  * property to hold by construction, not by a reading of one libseccomp
  * release.  libseccomp 2.5.4 does send x32 numbers to the bad-arch action
  * (tests/unit/test_seccomp_gen.c checks the result either way), so today
- * the prelude repeats its test; it costs five instructions per syscall and
+ * the prelude repeats its test; it costs four instructions per syscall (two
+ * loads and two jumps; its two returns run only to kill) and
  * stays correct if a libseccomp version or an attribute change makes the
  * x32 path fall to the default action instead.  It sits in front, so
  * libseccomp's relative jumps are untouched.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <seccomp.h>
 
 #include "compiler/seccomp_gen.h"
+#include "compiler/seccomp_verify.h"
 
 #define X32_SYSCALL_BIT 0x40000000u
 #define RET_KILL_PROCESS 0x80000000u
@@ -36,6 +47,9 @@
 #define BPF_RET_K 0x06u
 #define SECCOMP_DATA_NR 0
 #define SECCOMP_DATA_ARCH 4
+/* A rule alone builds in well under a millisecond; this is for a loaded
+ * machine and sanitizer builds. */
+#define GEN_TRIAL_MS 3000
 
 static const struct cpol_bpf prelude[] = {
 	{ BPF_LD_W_ABS, 0, 0, SECCOMP_DATA_ARCH },
@@ -93,13 +107,18 @@ out:
 	return rc;
 }
 
-int seccomp_gen(const struct sc_policy *sp, struct cpol_policy *p, struct diags *d)
+/*
+ * A libseccomp context for sp's default and attributes holding rules[0..n).
+ * 0 and *out, or -1 after reporting (*out is then NULL).
+ */
+static int gen_ctx(const struct sc_policy *sp, const struct sc_rule *rules, size_t n, scmp_filter_ctx *out,
+		   struct diags *d)
 {
 	scmp_filter_ctx ctx = NULL;
-	uint8_t *raw = NULL;
-	size_t rawlen = 0, i, j, n;
+	size_t i, j;
 	int rc = -1, e;
 
+	*out = NULL;
 	ctx = seccomp_init(sp->def_action);
 	if (ctx == NULL) {
 		diag_at(d, DIAG_ERROR, NULL, 0, 0, "seccomp: libseccomp could not start a filter");
@@ -116,8 +135,8 @@ int seccomp_gen(const struct sc_policy *sp, struct cpol_policy *p, struct diags 
 		diag_at(d, DIAG_ERROR, NULL, 0, 0, "seccomp: libseccomp refused a filter attribute: %s", strerror(-e));
 		goto out;
 	}
-	for (i = 0; i < sp->nrules; i++) {
-		const struct sc_rule *r = &sp->rules[i];
+	for (i = 0; i < n; i++) {
+		const struct sc_rule *r = &rules[i];
 
 		if (r->nconj == 0) {
 			e = seccomp_rule_add_exact(ctx, r->action, r->nr, 0);
@@ -131,6 +150,116 @@ int seccomp_gen(const struct sc_policy *sp, struct cpol_policy *p, struct diags 
 			goto out;
 		}
 	}
+	*out = ctx;
+	ctx = NULL;
+	rc = 0;
+out:
+	if (ctx != NULL)
+		seccomp_release(ctx);
+	return rc;
+}
+
+/* The trial child: build and export one rule, then end.  It never returns
+ * into the caller, whose state it shares a copy of. */
+static void gen_trial_child(const struct sc_policy *sp, const struct sc_rule *r)
+{
+	scmp_filter_ctx ctx = NULL;
+	struct diags d;
+	int fd, ok;
+
+	diags_init(&d);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && gen_ctx(sp, r, 1, &ctx, &d) == 0 && seccomp_export_bpf(ctx, fd) == 0;
+	_exit(ok ? 0 : 1);
+}
+
+/*
+ * Whether libseccomp finishes building rule r, tried in a child that is
+ * killed after GEN_TRIAL_MS.  Why a child: libseccomp 2.5.4 can loop
+ * forever merging the alternatives of one syscall's rule, and the shapes
+ * that do were characterised by experiment only (grammar/policy_check.c
+ * refuses the one that loops most), so a rule that may still loop
+ * (policy_rule_may_loop()) is tried where a loop costs a kill rather than
+ * the compiler.  A syscall's rule is merged apart from the others, so the
+ * rule alone behaves as it does in the whole filter.  0, or -1 after
+ * reporting at the rule.
+ */
+static int gen_trial(const struct sc_policy *sp, const struct sc_rule *r, struct diags *d)
+{
+	struct pollfd pfd;
+	struct timespec t0, t1;
+	int fds[2] = { -1, -1 };
+	pid_t pid = -1;
+	long left = GEN_TRIAL_MS;
+	int rc = -1, st = 0, got;
+
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		diag_at(d, DIAG_ERROR, NULL, 0, 0, "seccomp: pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		diag_at(d, DIAG_ERROR, NULL, 0, 0, "seccomp: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		gen_trial_child(sp, r); /* keeps fds[1] open until it ends */
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	/* The pipe's write end closes when the child ends, however it ends. */
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		got = poll(&pfd, 1, (int)left);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = GEN_TRIAL_MS - ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	} while (got < 0 && errno == EINTR && left > 0);
+	if (got <= 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		pid = -1;
+		diag_at(d, DIAG_ERROR, r->loc.file, r->loc.line, r->loc.col,
+			"libseccomp did not finish building the rule for '%s' in %d ms: libseccomp 2.5 can loop "
+			"forever on a condition of several alternatives where one tests an argument with '!=', '<', "
+			"'<=', '>' or '>=' before a later argument; rewrite it so that such a test is the last of "
+			"its alternative", r->name, GEN_TRIAL_MS);
+		goto out;
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		pid = -1;
+		diag_at(d, DIAG_ERROR, r->loc.file, r->loc.line, r->loc.col,
+			"seccomp: libseccomp failed building the rule for '%s' on its own", r->name);
+		goto out;
+	}
+	pid = -1;
+	rc = 0;
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	return rc;
+}
+
+int seccomp_gen(const struct sc_policy *sp, struct cpol_policy *p, struct diags *d)
+{
+	scmp_filter_ctx ctx = NULL;
+	uint8_t *raw = NULL;
+	size_t rawlen = 0, i, n;
+	int rc = -1;
+
+	for (i = 0; i < sp->nrules; i++)
+		if (policy_rule_may_loop(&sp->rules[i]) && gen_trial(sp, &sp->rules[i], d) != 0)
+			goto out;
+	if (gen_ctx(sp, sp->rules, sp->nrules, &ctx, d) != 0)
+		goto out;
 	if (export_bpf(ctx, &raw, &rawlen, d) != 0)
 		goto out;
 	n = rawlen / 8 + PRELUDE_LEN;
@@ -152,6 +281,12 @@ int seccomp_gen(const struct sc_policy *sp, struct cpol_policy *p, struct diags 
 		ins->jt = b[2];
 		ins->jf = b[3];
 		ins->k = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+	}
+	/* libseccomp 2.5.4 is known to build wrong programs for some
+	 * multi-alternative conditions: nothing it made is kept unchecked. */
+	if (seccomp_verify(sp, p->seccomp, (uint32_t)n, d) != 0) {
+		p->seccomp = NULL; /* the arena still owns the memory */
+		goto out;
 	}
 	p->nseccomp = (uint32_t)n;
 	rc = 0;

@@ -93,9 +93,18 @@ int lex_int(struct lex_state *ls, POL_STYPE *v, const struct pol_loc *l, const c
 		digits = text + 2;
 	} else if (text[0] == '0' && text[1] != '\0') {
 		/* C would read 0644 as octal and Python refuses it: neither
-		 * reading is safe to guess. */
-		lex_error_at(ls, n->loc.line, n->loc.col, "'%s': a leading zero is ambiguous; write 0o%s or %s", text,
-			     text + 1, text + strspn(text, "0"));
+		 * reading is safe to guess.  The hint offers only readings
+		 * that exist: 09 has no octal one, and 00 is 0. */
+		const char *dec = text + strspn(text, "0");
+
+		if (*dec == '\0')
+			lex_error_at(ls, n->loc.line, n->loc.col, "'%s': a leading zero is ambiguous; write 0", text);
+		else if (dec[strspn(dec, "01234567")] != '\0')
+			lex_error_at(ls, n->loc.line, n->loc.col, "'%s': a leading zero is ambiguous; write %s", text,
+				     dec);
+		else
+			lex_error_at(ls, n->loc.line, n->loc.col, "'%s': a leading zero is ambiguous; write 0o%s or %s",
+				     text, dec, dec);
 		return INT;
 	}
 	errno = 0;

@@ -7,10 +7,13 @@
  *   2. NNF: negations are pushed down to comparisons, which flip
  *      (!(a < 5) is a >= 5); a masked != becomes an OR of single-bit tests,
  *      which is exact and the only form libseccomp can test;
- *   3. DNF: && is distributed over ||; each conjunction must test an
- *      argument at most once (libseccomp refuses a rule that tests one
- *      argument twice), after merging the pairs that can be merged
- *      (a == 3 && a != 4 is a == 3).
+ *   3. DNF: && is distributed over ||, within a step budget; each
+ *      conjunction must test an argument at most once (libseccomp refuses
+ *      a rule that tests one argument twice), after merging the pairs one
+ *      test can say (atom_merge()).
+ * Then two judgements on the result: the shape libseccomp 2.5.4 loops on is
+ * refused, and a refusal list the high 32 bits of an argument can dodge is
+ * warned about.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +47,7 @@ struct ck {
 	struct diags *d;
 	const struct pol_rule *r;
 	int failed;
+	size_t steps; /* dnf_expand() calls for the current rule */
 };
 
 static void ck_error(struct ck *k, const struct ast_loc *l, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -176,6 +180,12 @@ static int value_of(struct ck *k, const struct ast_node *n, struct val *v)
 		}
 		*v = x.is_arg ? x : y;
 		v->mask &= x.is_arg ? y.c : x.c;
+		if (v->mask == 0) {
+			/* (a & 0) == 0 would hold for every value: a rule that
+			 * looks conditional and is not. */
+			ck_error(k, &n->loc, "the mask is 0: nothing of '%s' is left to test", k->r->argnames[v->arg]);
+			return -1;
+		}
 		return 0;
 	case AST_UNARY:
 		if (n->op == AST_OP_NEG) {
@@ -378,13 +388,112 @@ static int atom_holds(const struct scmp_arg_cmp *a, uint64_t x)
 	return const_cmp(a->op, x, a->datum_a);
 }
 
+int policy_rule_holds(const struct sc_rule *r, const uint64_t args[6])
+{
+	size_t i;
+	unsigned j;
+
+	if (r->nconj == 0)
+		return 1;
+	for (i = 0; i < r->nconj; i++) {
+		const struct sc_conj *c = &r->conj[i];
+
+		for (j = 0; j < c->n && atom_holds(&c->cmp[j], args[c->cmp[j].arg]); j++)
+			;
+		if (j == c->n)
+			return 1;
+	}
+	return 0;
+}
+
+/* The value nearest the limit that a bound (<, <=, >, >=) admits: the
+ * smallest for > and >=, the largest for < and <=; 0 when none does
+ * (a > 0xffffffffffffffff, a < 0). */
+static int bound_edge(const struct scmp_arg_cmp *a, uint64_t *edge)
+{
+	*edge = a->datum_a;
+	if (a->op == SCMP_CMP_GT) {
+		*edge = a->datum_a + 1;
+		return a->datum_a != UINT64_MAX;
+	}
+	if (a->op == SCMP_CMP_LT) {
+		*edge = a->datum_a - 1;
+		return a->datum_a != 0;
+	}
+	return 1;
+}
+
+static int is_lower(enum scmp_compare op)
+{
+	return op == SCMP_CMP_GT || op == SCMP_CMP_GE;
+}
+
+static int is_upper(enum scmp_compare op)
+{
+	return op == SCMP_CMP_LT || op == SCMP_CMP_LE;
+}
+
+/*
+ * Two tests of one argument as one libseccomp atom, when one exists: the
+ * result replaces *o.  Returns 1 when merged, 0 when the pair can never
+ * hold, -1 when no single atom says both (a range a > 3 && a < 10, two
+ * different !=).
+ */
+static int atom_merge(struct scmp_arg_cmp *o, const struct scmp_arg_cmp *atom)
+{
+	uint64_t x, y;
+	int okx, oky;
+
+	/* An equality pins the value: the other test is then a constant,
+	 * true (keep the equality) or false. */
+	if (o->op == SCMP_CMP_EQ)
+		return atom_holds(atom, o->datum_a) ? 1 : 0;
+	if (atom->op == SCMP_CMP_EQ) {
+		if (!atom_holds(o, atom->datum_a))
+			return 0;
+		*o = *atom;
+		return 1;
+	}
+	if (o->op == SCMP_CMP_MASKED_EQ && atom->op == SCMP_CMP_MASKED_EQ) {
+		uint64_t both = o->datum_a & atom->datum_a;
+
+		if ((o->datum_b & both) != (atom->datum_b & both))
+			return 0;
+		o->datum_a |= atom->datum_a;
+		o->datum_b |= atom->datum_b;
+		return 1;
+	}
+	/* Two bounds on the same side: the tighter one says both. */
+	if ((is_lower(o->op) && is_lower(atom->op)) || (is_upper(o->op) && is_upper(atom->op))) {
+		okx = bound_edge(o, &x);
+		oky = bound_edge(atom, &y);
+		if (!okx || !oky)
+			return 0;
+		if (is_lower(o->op) ? y > x : y < x)
+			*o = *atom;
+		return 1;
+	}
+	/* a != c next to a bound that already excludes c is the bound. */
+	if (o->op == SCMP_CMP_NE && atom->op != SCMP_CMP_NE && atom->op != SCMP_CMP_MASKED_EQ &&
+	    !atom_holds(atom, o->datum_a)) {
+		*o = *atom;
+		return 1;
+	}
+	if (atom->op == SCMP_CMP_NE && o->op != SCMP_CMP_NE && o->op != SCMP_CMP_MASKED_EQ &&
+	    !atom_holds(o, atom->datum_a))
+		return 1;
+	return -1;
+}
+
 /*
  * Add atom to conjunction c.  Returns 1 when added or merged, 0 when the
- * conjunction became false, -1 when the pair cannot be expressed.
+ * conjunction became false, -1 when the pair cannot be expressed (*clash is
+ * then the test already there).
  */
 static int conj_add(struct sc_conj *c, const struct scmp_arg_cmp *atom, struct scmp_arg_cmp *clash)
 {
 	unsigned i;
+	int m;
 
 	for (i = 0; i < c->n; i++) {
 		struct scmp_arg_cmp *o = &c->cmp[i];
@@ -393,27 +502,10 @@ static int conj_add(struct sc_conj *c, const struct scmp_arg_cmp *atom, struct s
 			continue;
 		if (o->op == atom->op && o->datum_a == atom->datum_a && o->datum_b == atom->datum_b)
 			return 1;
-		/* An equality pins the value: the other test is then a
-		 * constant, true (drop it) or false (drop the conjunction). */
-		if (o->op == SCMP_CMP_EQ)
-			return atom_holds(atom, o->datum_a) ? 1 : 0;
-		if (atom->op == SCMP_CMP_EQ) {
-			if (!atom_holds(o, atom->datum_a))
-				return 0;
-			*o = *atom;
-			return 1;
-		}
-		if (o->op == SCMP_CMP_MASKED_EQ && atom->op == SCMP_CMP_MASKED_EQ) {
-			uint64_t both = o->datum_a & atom->datum_a;
-
-			if ((o->datum_b & both) != (atom->datum_b & both))
-				return 0;
-			o->datum_a |= atom->datum_a;
-			o->datum_b |= atom->datum_b;
-			return 1;
-		}
-		*clash = *o;
-		return -1;
+		m = atom_merge(o, atom);
+		if (m < 0)
+			*clash = *o;
+		return m;
 	}
 	if (c->n == 6)
 		return -1; /* cannot happen: six arguments, one test each */
@@ -443,7 +535,15 @@ static const char *arg_name(const struct pol_rule *r, unsigned i)
 	return i < r->nargs ? r->argnames[i] : "?";
 }
 
-/* Expand f, conjoined with the atoms already in base, into out. */
+/*
+ * Expand f, conjoined with the atoms already in base, into out.  Returns 0,
+ * -1 after an error, -2 past CHECK_MAX_CONJ alternatives, -3 past
+ * CHECK_MAX_STEPS calls.  The step budget is what bounds the time: an &&
+ * re-expands its right side once per alternative of its left side, and
+ * alternatives that contradict each other vanish without counting towards
+ * CHECK_MAX_CONJ, so nested groups can take exponential time while the
+ * result stays small.
+ */
 static int dnf_expand(struct ck *k, const struct cf *f, const struct sc_conj *base, struct dnf *out)
 {
 	struct sc_conj c;
@@ -452,6 +552,8 @@ static int dnf_expand(struct ck *k, const struct cf *f, const struct sc_conj *ba
 	size_t i;
 	int rc = 0;
 
+	if (++k->steps > CHECK_MAX_STEPS)
+		return -3;
 	switch (f->kind) {
 	case CF_TRUE:
 		return dnf_push(out, base) == 0 ? 0 : -2;
@@ -479,6 +581,169 @@ static int dnf_expand(struct ck *k, const struct cf *f, const struct sc_conj *ba
 		return rc;
 	}
 	return -1;
+}
+
+/* --- a shape libseccomp 2.5.4 loops on --------------------------------- */
+
+/*
+ * libseccomp builds one tree per syscall from its rules, and an argument
+ * test is two or three nodes on 32-bit words: the high word first.  A test
+ * with !=, <, <=, > or >= points two of its nodes at the next argument's
+ * test, so the rule is a graph, not a tree.  When a second rule begins with
+ * a node equal to the first rule's first node (same argument, same
+ * operator class, same high word and mask), _db_tree_add() merges the two
+ * through the shared nodes and can link a level into itself: generation
+ * never ends (`a0 != 0 && (a1 & 0x300000000)`, whose two alternatives
+ * share `a0 != 0`, loops; alternatives that begin `a0 > 0x10` and
+ * `a0 > 0xffffffff` have the same first node, "high word > 0", and can loop
+ * as well; tests/unit/test_seccomp_gen.c has both).  Found by experiment
+ * over random conditions, each built in a child with a time limit: of
+ * about 12,000 with two to four alternatives over up to four arguments,
+ * some 550 looped, and all but two of them had such a pair, refused here as
+ *   two alternatives whose first tests (lowest argument) have the same
+ *   high-word node, one of the two with a !=, <, <=, > or >= test that is
+ *   not its last.
+ * About half of the conditions refused this way would have terminated,
+ * often with a wrong filter.  The two others looped through libseccomp's
+ * pruning of one rule by another, with no shared first test; every loop
+ * seen needed a !=/</> test before a later argument (without one, every
+ * rule is a tree), so that wider shape (policy_rule_may_loop()) is built
+ * in a child with a time limit by compiler/seccomp_gen.c.  Whatever
+ * terminates is checked by compiler/seccomp_verify.c.
+ */
+struct seccomp_root {
+	unsigned arg;
+	int cls; /* 1: == and != (and a mask of all high bits); 2: ordering; 3: mask */
+	uint32_t mask, datum;
+};
+
+static struct seccomp_root conj_root(const struct sc_conj *c)
+{
+	const struct scmp_arg_cmp *a = &c->cmp[0];
+	struct seccomp_root k;
+	unsigned i;
+
+	for (i = 1; i < c->n; i++)
+		if (c->cmp[i].arg < a->arg)
+			a = &c->cmp[i];
+	k.arg = a->arg;
+	k.mask = 0xffffffffu;
+	k.datum = (uint32_t)(a->datum_a >> 32);
+	k.cls = 2;
+	if (a->op == SCMP_CMP_EQ || a->op == SCMP_CMP_NE) {
+		k.cls = 1;
+	} else if (a->op == SCMP_CMP_MASKED_EQ) {
+		k.mask = (uint32_t)(a->datum_a >> 32);
+		k.datum = (uint32_t)(a->datum_b >> 32) & k.mask;
+		k.cls = k.mask == 0xffffffffu ? 1 : 3;
+	}
+	return k;
+}
+
+/* Whether c has a test other than == and a mask before its last argument. */
+static int conj_forks(const struct sc_conj *c)
+{
+	unsigned i, last = 0;
+
+	for (i = 0; i < c->n; i++)
+		if (c->cmp[i].arg > last)
+			last = c->cmp[i].arg;
+	for (i = 0; i < c->n; i++)
+		if (c->cmp[i].op != SCMP_CMP_EQ && c->cmp[i].op != SCMP_CMP_MASKED_EQ && c->cmp[i].arg < last)
+			return 1;
+	return 0;
+}
+
+int policy_rule_may_loop(const struct sc_rule *r)
+{
+	size_t i;
+
+	/* Without such a test every rule is a tree, and no merge of trees
+	 * has been seen to loop. */
+	for (i = 0; r->nconj > 1 && i < r->nconj; i++)
+		if (conj_forks(&r->conj[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 and the argument of the shared first test when libseccomp would loop. */
+static int dnf_loops(const struct dnf *d, unsigned *arg)
+{
+	struct seccomp_root x, y;
+	size_t i, j;
+
+	for (i = 0; i < d->n; i++) {
+		x = conj_root(&d->v[i]);
+		for (j = i + 1; j < d->n; j++) {
+			y = conj_root(&d->v[j]);
+			if (x.arg == y.arg && x.cls == y.cls && x.mask == y.mask && x.datum == y.datum &&
+			    (conj_forks(&d->v[i]) || conj_forks(&d->v[j]))) {
+				*arg = x.arg;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* --- the high 32 bits --------------------------------------------------- */
+
+/* Whether an action lets the call run. */
+static int action_runs(uint32_t act)
+{
+	return act == SCMP_ACT_ALLOW || act == SCMP_ACT_LOG;
+}
+
+/* The first atom of f with operator op and a constant of at most 32 bits. */
+static const struct cf *cf_find_narrow(const struct cf *f, enum scmp_compare op)
+{
+	const struct cf *g;
+
+	if (f->kind == CF_ATOM)
+		return f->atom.op == op && f->atom.datum_a <= 0xffffffffu ? f : NULL;
+	if (f->kind != CF_AND && f->kind != CF_OR)
+		return NULL;
+	g = cf_find_narrow(f->a, op);
+	return g != NULL ? g : cf_find_narrow(f->b, op);
+}
+
+/*
+ * Seccomp compares all 64 bits of an argument; the kernel reads an int
+ * argument as its low 32.  A test that picks out the values to refuse by
+ * their full 64 bits is then dodged by setting high bits: 0x100000026 is
+ * not AF_ALG to `domain != AF_ALG`, and is AF_ALG to socket().  That is a
+ * != in a rule that lets the call run when the default refuses it, or an
+ * == in a rule that refuses when the default runs it.  The opposite uses
+ * (an allowlist of ==, a refusal by !=) fail closed, so they are not
+ * warned about; neither are masked tests (the mask says which bits count)
+ * nor constants above 32 bits (the argument is evidently 64 bits wide).
+ * Argument types are not known here, so a 64-bit argument gets the warning
+ * too: for it, high bits are real and the test is what it says.
+ */
+static void warn_high_bits(struct ck *k, const struct pol_rule *r, const struct cf *f, uint32_t act, uint32_t def)
+{
+	const struct cf *g;
+	const char *name;
+	unsigned long long c;
+
+	if (action_runs(act) == action_runs(def))
+		return;
+	g = cf_find_narrow(f, action_runs(act) ? SCMP_CMP_NE : SCMP_CMP_EQ);
+	if (g == NULL)
+		return;
+	name = arg_name(r, g->atom.arg);
+	c = (unsigned long long)g->atom.datum_a;
+	if (action_runs(act))
+		diag_at(k->d, DIAG_WARNING, g->loc.file, g->loc.line, g->loc.col,
+			"'%s != 0x%llx' lets high bits through: seccomp compares all 64 bits of '%s', the kernel "
+			"reads an int argument as its low 32, so 0x%llx passes here and is 0x%llx to the kernel; "
+			"allow the wanted values with == instead", name, c, name, c | 0x100000000ull, c);
+	else
+		diag_at(k->d, DIAG_WARNING, g->loc.file, g->loc.line, g->loc.col,
+			"'%s == 0x%llx' can be dodged with high bits: seccomp compares all 64 bits of '%s', the "
+			"kernel reads an int argument as its low 32, so 0x%llx gets the default here and is "
+			"0x%llx to the kernel; compare the low bits ((%s & 0xffffffff) == 0x%llx) or allow the "
+			"wanted values instead", name, c, name, c | 0x100000000ull, c, name, c);
 }
 
 /* --- rules -------------------------------------------------------------- */
@@ -572,11 +837,13 @@ static int rule_check(struct ck *k, const struct pol_rule *r, uint32_t def, cons
 	struct dnf dnf = { NULL, 0, 0 };
 	struct cf *f;
 	char b1[32];
+	unsigned shared = 0;
 	int nr, nargs, rc;
 	size_t i, j;
 
 	k->r = r;
 	k->failed = 0;
+	k->steps = 0;
 	memset(out, 0, sizeof(*out));
 	nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, r->syscall);
 	if (nr == __NR_SCMP_ERROR || nr < 0) {
@@ -636,6 +903,11 @@ static int rule_check(struct ck *k, const struct pol_rule *r, uint32_t def, cons
 		ck_error(k, &r->cond->loc, "the condition of '%s' expands to more than %d alternatives", r->syscall,
 			 CHECK_MAX_CONJ);
 		rc = -1;
+	} else if (rc == -3) {
+		ck_error(k, &r->cond->loc,
+			 "the condition of '%s' is too complex to expand into at most %d alternatives (more than %d "
+			 "steps); simplify it", r->syscall, CHECK_MAX_CONJ, CHECK_MAX_STEPS);
+		rc = -1;
 	}
 	if (rc == 0 && dnf.n == 0) {
 		ck_error(k, &r->cond->loc, "the condition of '%s' can never hold", r->syscall);
@@ -648,6 +920,17 @@ static int rule_check(struct ck *k, const struct pol_rule *r, uint32_t def, cons
 			rc = -1;
 		}
 	}
+	if (rc == 0 && dnf_loops(&dnf, &shared)) {
+		ck_error(k, &r->cond->loc,
+			 "the condition of '%s' has a shape libseccomp 2.5 loops forever on: two of its "
+			 "alternatives begin with the same test of '%s' (its high 32 bits), and one goes on from a "
+			 "'!=', '<', '<=', '>' or '>=' test to a later argument; rewrite it so that such a test is "
+			 "the last of its alternative, or so that the alternatives begin differently",
+			 r->syscall, arg_name(r, shared));
+		rc = -1;
+	}
+	if (rc == 0)
+		warn_high_bits(k, r, f, out->action, def);
 	if (rc == 0) {
 		out->conj = arena_calloc(k->a, dnf.n, sizeof(*out->conj));
 		if (out->conj == NULL) {
@@ -669,7 +952,7 @@ struct seen {
 
 int policy_check(const struct pol_file *pf, struct arena *a, struct sc_policy *out, struct diags *d)
 {
-	struct ck k = { a, d, NULL, 0 };
+	struct ck k = { a, d, NULL, 0, 0 };
 	const char **names = NULL;
 	struct seen *seen = NULL;
 	size_t nnames = 0, nseen = 0, i, j, n = 0;

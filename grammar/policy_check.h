@@ -27,6 +27,10 @@
 #include "grammar/ast.h"
 
 #define CHECK_MAX_CONJ 64 /* alternatives a condition may expand to */
+/* Work the expansion may do for one condition (see dnf_expand()): well
+ * above what a condition of at most CHECK_MAX_CONJ alternatives without
+ * contradictions needs, and a few milliseconds at most. */
+#define CHECK_MAX_STEPS 65536
 
 struct sc_conj {
 	struct scmp_arg_cmp cmp[6];
@@ -47,6 +51,17 @@ struct sc_policy {
 	struct sc_rule *rules; /* sorted by syscall number */
 	size_t nrules;
 };
+
+/* Whether rule r's condition holds for args, by the DNF with 64-bit
+ * semantics: the meaning the generated filter is verified against
+ * (compiler/seccomp_verify.c).  An unconditional rule always holds. */
+int policy_rule_holds(const struct sc_rule *r, const uint64_t args[6]);
+
+/* Whether libseccomp 2.5.4 might loop building r: several alternatives,
+ * one testing an argument with !=, <, <=, > or >= before a later argument.
+ * policy_check() refuses the shape known to loop; compiler/seccomp_gen.c
+ * builds the rest of these in a child with a time limit. */
+int policy_rule_may_loop(const struct sc_rule *r);
 
 /* Judge pf; on success fill *out (arrays in arena a) and return 0.  Errors
  * and warnings go to d; -1 when any error was reported. */

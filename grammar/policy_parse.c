@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "grammar/lex_state.h"
@@ -123,7 +124,32 @@ void policy_srcs_free(struct policy_srcs *s)
 {
 	/* The files themselves live in the arena (src_adopt). */
 	free(s->v);
+	free(s->ids);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Whether the file st names was read already; if not, remember it.
+ * Returns 1 (seen), 0 (new, remembered) or -1 (out of memory). */
+static int srcs_seen(struct policy_srcs *s, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < s->nids; i++)
+		if (s->ids[i].dev == st->st_dev && s->ids[i].ino == st->st_ino)
+			return 1;
+	if (s->nids == s->capids) {
+		size_t cap = s->capids ? s->capids * 2 : 8;
+		struct policy_file_id *v = realloc(s->ids, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		s->ids = v;
+		s->capids = cap;
+	}
+	s->ids[s->nids].dev = st->st_dev;
+	s->ids[s->nids].ino = st->st_ino;
+	s->nids++;
+	return 0;
 }
 
 static int file_exists(const char *path)
@@ -189,35 +215,29 @@ static char *resolve_include(const struct walk *w, const char *from, const char 
 
 static int walk_file(struct walk *w, const char *path, const char *shown, const struct ast_loc *from);
 
-static int walk_includes(struct walk *w, const char *path, const struct lex_state *ls)
+static int walk_include(struct walk *w, const char *path, const struct pol_include *inc)
 {
-	size_t i;
-	int rc = 0;
+	char *p = resolve_include(w, path, inc->path);
+	int rc;
 
-	for (i = 0; i < ls->nincludes; i++) {
-		const struct pol_include *inc = &ls->includes[i];
-		char *p = resolve_include(w, path, inc->path);
-
-		if (p == NULL) {
-			diag_at(w->d, DIAG_ERROR, inc->loc.file, inc->loc.line, inc->loc.col,
-				"cannot find included file \"%s\"", inc->path);
-			rc = -1;
-			continue;
-		}
-		if (walk_file(w, p, inc->path, &inc->loc) != 0)
-			rc = -1;
-		free(p);
+	if (p == NULL) {
+		diag_at(w->d, DIAG_ERROR, inc->loc.file, inc->loc.line, inc->loc.col,
+			"cannot find included file \"%s\"", inc->path);
+		return -1;
 	}
+	rc = walk_file(w, p, inc->path, &inc->loc);
+	free(p);
 	return rc;
 }
 
-static int walk_append(struct walk *w, const struct lex_state *ls)
+/* Append ls's rules [from, from + n). */
+static int walk_append(struct walk *w, const struct lex_state *ls, size_t from, size_t n)
 {
-	if (w->nrules + ls->nrules > w->cap) {
+	if (w->nrules + n > w->cap) {
 		size_t cap = w->cap ? w->cap : 64;
 		struct pol_rule *v;
 
-		while (cap < w->nrules + ls->nrules)
+		while (cap < w->nrules + n)
 			cap *= 2;
 		v = realloc(w->rules, cap * sizeof(*v));
 		if (v == NULL)
@@ -225,10 +245,38 @@ static int walk_append(struct walk *w, const struct lex_state *ls)
 		w->rules = v;
 		w->cap = cap;
 	}
-	if (ls->nrules > 0)
-		memcpy(w->rules + w->nrules, ls->rules, ls->nrules * sizeof(*ls->rules));
-	w->nrules += ls->nrules;
+	if (n > 0) /* ls->rules is NULL for a file without rules */
+		memcpy(w->rules + w->nrules, ls->rules + from, n * sizeof(*ls->rules));
+	w->nrules += n;
 	return 0;
+}
+
+static int loc_before(const struct ast_loc *a, const struct ast_loc *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+/* The file's rules with each include's rules where the include stands:
+ * "as if its statements stood here", so a duplicate is reported at the
+ * later of two rules in reading order. */
+static int walk_body(struct walk *w, const char *path, const struct lex_state *ls)
+{
+	size_t i, r = 0, from;
+	int rc = 0;
+
+	for (i = 0; i < ls->nincludes; i++) {
+		const struct pol_include *inc = &ls->includes[i];
+
+		for (from = r; r < ls->nrules && loc_before(&ls->rules[r].loc, &inc->loc); r++)
+			;
+		if (walk_append(w, ls, from, r - from) != 0)
+			rc = -1;
+		if (walk_include(w, path, inc) != 0)
+			rc = -1;
+	}
+	if (walk_append(w, ls, r, ls->nrules - r) != 0)
+		rc = -1;
+	return rc;
 }
 
 /* Parse one file already read into f, then what it includes.  real (owned
@@ -263,10 +311,8 @@ static int walk_src(struct walk *w, struct src_file *f, char *real)
 	}
 	for (i = 0; i < ls.nrules; i++)
 		ls.rules[i].included = w->depth > 0;
-	if (walk_append(w, &ls) != 0)
-		rc = -1;
 	w->stack[w->depth++] = real;
-	if (walk_includes(w, f->path, &ls) != 0)
+	if (walk_body(w, f->path, &ls) != 0)
 		rc = -1;
 	free(w->stack[--w->depth]);
 	free(ls.rules);
@@ -278,9 +324,10 @@ static int walk_src(struct walk *w, struct src_file *f, char *real)
 static int walk_file(struct walk *w, const char *path, const char *shown, const struct ast_loc *from)
 {
 	struct src_file *f;
+	struct stat st;
 	char *real = NULL;
 	size_t i;
-	int rd;
+	int rd, seen;
 
 	real = realpath(path, NULL);
 	if (real == NULL) {
@@ -297,6 +344,23 @@ static int walk_file(struct walk *w, const char *path, const char *shown, const 
 				"include cycle: \"%s\" is already being read", shown);
 			goto fail;
 		}
+	}
+	if (stat(real, &st) != 0) {
+		diag_at(w->d, DIAG_ERROR, from ? from->file : NULL, from ? from->line : 0, from ? from->col : 0,
+			"cannot open \"%s\": %s", shown, strerror(errno));
+		goto fail;
+	}
+	/* Read each file once: base.policy reached from a profile and from
+	 * its extra file would otherwise give every one of its rules twice,
+	 * each a "conflicting rules" error. */
+	seen = srcs_seen(w->srcs, &st);
+	if (seen < 0) {
+		diag_at(w->d, DIAG_ERROR, NULL, 0, 0, "out of memory");
+		goto fail;
+	}
+	if (seen > 0) {
+		free(real);
+		return 0;
 	}
 	if (w->depth >= POLICY_MAX_INCLUDE_DEPTH) {
 		diag_at(w->d, DIAG_ERROR, from->file, from->line, from->col, "includes nest deeper than %d files",

@@ -4,12 +4,13 @@
 #ifndef CORDON_POLICY_PARSE_H
 #define CORDON_POLICY_PARSE_H
 
+#include <sys/types.h>
+
 #include "compiler/diag.h"
 #include "cordon/arena.h"
 #include "grammar/ast.h"
 
 #define POLICY_MAX_INCLUDE_DEPTH 16
-#define POLICY_MAX_EXPR_DEPTH 64
 
 /* Where `include "x.policy"` and profile names are looked up, in order:
  * the including file's directory first (for includes), then dirs[]. */
@@ -20,14 +21,24 @@ struct policy_search {
 
 /*
  * Parse a seccomp policy file and, recursively, what it includes (cycles
- * and depth are errors).  The files read are listed in *srcs and live in
- * the arena a, so diagnostics can quote them for as long as the arena
- * lives; policy_srcs_free() frees only the list.  Returns 0, or -1 when any
- * error was reported.
+ * and depth are errors).  An included file's rules stand where its
+ * `include` stands.  The files read are listed in *srcs and live in the
+ * arena a, so diagnostics can quote them for as long as the arena lives;
+ * policy_srcs_free() frees only the lists.  A file already in *srcs (the
+ * same device and inode, whatever the path) is not read again: its second
+ * include is a no-op, also across calls that share srcs (a profile and its
+ * extra file both including base.policy).  Returns 0, or -1 when any error
+ * was reported.  Initialise srcs with { 0 }.
  */
+struct policy_file_id {
+	dev_t dev;
+	ino_t ino;
+};
 struct policy_srcs {
 	struct src_file **v; /* in the arena: diagnostics point at them */
 	size_t n, cap;
+	struct policy_file_id *ids; /* files read so far, each once */
+	size_t nids, capids;
 };
 int policy_parse_file(const char *path, const struct policy_search *search, struct arena *a,
 		      struct policy_srcs *srcs, struct pol_file *out, struct diags *d);

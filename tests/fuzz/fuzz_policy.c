@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Includes resolve in the shipped profiles' folder only. */
 	static const char *const dirs[] = { "policies" };
 	struct policy_search search = { dirs, 1 };
-	struct policy_srcs srcs = { NULL, 0, 0 };
+	struct policy_srcs srcs = { 0 };
 	struct cpol_policy p;
 	struct pol_file pf;
 	struct sc_policy sp;

@@ -220,6 +220,79 @@ static void test_expr_depth_bounded(void **state)
 	free(text);
 }
 
+/* An included file's rules stand where the include stands. */
+static void test_include_rules_in_place(void **state)
+{
+	struct fx *f = *state;
+	const char *p;
+
+	write_file(f, "mid.policy", "kill { ptrace }\nerrno(EPERM) { mount }\n");
+	p = write_file(f, "order.policy", "default kill;\nallow { read }\ninclude \"mid.policy\";\nallow { write }\n");
+	assert_int_equal(policy_parse_file(p, NULL, &f->a, &f->srcs, &f->pf, &f->d), 0);
+	assert_int_equal(f->pf.nrules, 4);
+	assert_string_equal(f->pf.rules[0].syscall, "read");
+	assert_string_equal(f->pf.rules[1].syscall, "ptrace");
+	assert_true(f->pf.rules[1].included);
+	assert_string_equal(f->pf.rules[2].syscall, "mount");
+	assert_string_equal(f->pf.rules[3].syscall, "write");
+	assert_false(f->pf.rules[3].included);
+}
+
+/*
+ * A file reached twice is read once: by two includes (directly, through
+ * another file, by a symbolic or a hard link), and by a profile and its
+ * extra file parsed into the same srcs.  Reading it twice gave every rule
+ * of base.policy twice, each a "conflicting rules" error.
+ */
+static void test_bug_include_same_file_twice(void **state)
+{
+	struct fx *f = *state;
+	struct pol_file extra;
+	char target[128], link1[128], link2[128];
+	const char *p;
+
+	write_file(f, "base2.policy", "kill { ptrace }\nerrno(EPERM) { mount }\n");
+	write_file(f, "mid.policy", "include \"base2.policy\";\nallow { read }\n");
+	snprintf(target, sizeof(target), "%s/base2.policy", f->dir);
+	snprintf(link1, sizeof(link1), "%s/sym.policy", f->dir);
+	snprintf(link2, sizeof(link2), "%s/hard.policy", f->dir);
+	assert_int_equal(symlink(target, link1), 0);
+	assert_int_equal(link(target, link2), 0);
+	p = write_file(f, "top.policy",
+		       "default kill;\n"
+		       "include \"base2.policy\";\n"
+		       "include \"mid.policy\";\n"
+		       "include \"./base2.policy\";\n"
+		       "include \"sym.policy\";\n"
+		       "include \"hard.policy\";\n");
+	assert_int_equal(policy_parse_file(p, NULL, &f->a, &f->srcs, &f->pf, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_int_equal(f->pf.nrules, 3); /* ptrace, mount, read */
+	assert_string_equal(f->pf.rules[0].syscall, "ptrace");
+	assert_string_equal(f->pf.rules[2].syscall, "read");
+	/* The extra file shares srcs: its include of base2 is a no-op. */
+	memset(&extra, 0, sizeof(extra));
+	p = write_file(f, "extra.policy", "include \"base2.policy\";\nallow { write }\n");
+	assert_int_equal(policy_parse_file(p, NULL, &f->a, &f->srcs, &extra, &f->d), 0);
+	assert_int_equal(extra.nrules, 1);
+	assert_string_equal(extra.rules[0].syscall, "write");
+}
+
+/* The hint offers only readings that exist: 09 is not octal, 00 is 0. */
+static void test_bug_leading_zero_hints(void **state)
+{
+	struct fx *f = *state;
+	const char *p = write_file(f, "z.policy", "errno(09) { mount }\nerrno(00) { chroot }\nerrno(0017) { acct }\n");
+	char *out;
+
+	assert_int_equal(policy_parse_file(p, NULL, &f->a, &f->srcs, &f->pf, &f->d), -1);
+	out = printed(f);
+	expect_in(out, "z.policy:1:7: error: '09': a leading zero is ambiguous; write 9\n");
+	expect_in(out, "z.policy:2:7: error: '00': a leading zero is ambiguous; write 0\n");
+	expect_in(out, "z.policy:3:7: error: '0017': a leading zero is ambiguous; write 0o17 or 17\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +303,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_include, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_expr_positions, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_expr_depth_bounded, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_include_rules_in_place, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bug_include_same_file_twice, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bug_leading_zero_hints, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
