@@ -93,7 +93,7 @@ $(B)/obj/%.o: %.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(B)/cordonc: $(call obj,compiler/cordonc.c) $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME)
 
 # The runtime links neither libyaml nor libseccomp: it never parses policy
 # text and never compiles BPF (tests/cli/test_ldd.sh holds it to that).

@@ -3,9 +3,9 @@
  *
  * The runtime never parses policy text or YAML: it maps a compiled blob,
  * validates it completely (runtime/blob_load.c) and, with --trusted-key,
- * refuses anything not signed by that key.  `run` arrives with the launcher;
- * today the binary offers `check-policy`, the same loading path `run` will
- * take, so an operator can test an artifact on the host that will run it.
+ * refuses anything not signed by that key.  `run` executes one program under
+ * the policy (runtime/run.c); `check-policy` takes the same loading path so
+ * an operator can test an artifact on the host that will run it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "runtime/run.h"
 
 #define EXIT_NO 1
 #define EXIT_USAGE 2
@@ -24,13 +25,19 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cordon COMMAND [ARGS]\n\n"
 		   "cordon's runtime: enforces a compiled policy blob.\n\n"
 		   "commands:\n"
+		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
+		   "      [--agent NAME] [--run-dir DIR] [--trusted-key KEY.pub]\n"
+		   "                 run FILE (Python) in the sandbox the policy describes and\n"
+		   "                 print one result JSON; exit 0 succeeded, 1 failed or a\n"
+		   "                 limit was hit, 124 timed out, 125 harness error,\n"
+		   "                 130 cancelled, 2 usage error\n"
 		   "  check-policy [--trusted-key KEY.pub] BLOB\n"
 		   "                 load and validate BLOB exactly as a run would: format,\n"
 		   "                 arch of this host, every field, SHA-256, and with\n"
 		   "                 --trusted-key an Ed25519 signature by that key\n"
 		   "  --help         this text\n"
 		   "  --version      version and blob format\n\n"
-		   "Not built yet: run, serve (see README).\n"
+		   "Not built yet: serve, the tool bridge (see README).\n"
 		   "Exit (check-policy): 0 valid, 1 rejected, 2 usage error or unreadable file.\n");
 }
 
@@ -87,6 +94,48 @@ out:
 	return rc;
 }
 
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
+					      { "code", required_argument, NULL, 'c' },
+					      { "input", required_argument, NULL, 'i' },
+					      { "context", required_argument, NULL, 'x' },
+					      { "agent", required_argument, NULL, 'a' },
+					      { "run-dir", required_argument, NULL, 'd' },
+					      { "trusted-key", required_argument, NULL, 'k' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	struct run_opts o;
+	int c;
+
+	memset(&o, 0, sizeof(o));
+	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': o.policy = optarg; break;
+		case 'c': o.code = optarg; break;
+		case 'i':
+			if (o.ninputs == RUN_MAX_INPUTS) {
+				fprintf(stderr, "cordon run: at most %d --input files\n", RUN_MAX_INPUTS);
+				return EXIT_USAGE;
+			}
+			o.inputs[o.ninputs++] = optarg;
+			break;
+		case 'x': o.context = optarg; break;
+		case 'a': o.agent = optarg; break;
+		case 'd': o.run_dir = optarg; break;
+		case 'k': o.trusted_key = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || o.policy == NULL || o.code == NULL) {
+		fprintf(stderr, "cordon run: needs --policy BLOB and --code FILE, and no other arguments\n"
+				"Try 'cordon --help'.\n");
+		return EXIT_USAGE;
+	}
+	return run_execute(&o);
+}
+
 int main(int argc, char **argv)
 {
 	if (sodium_init() < 0) {
@@ -105,6 +154,8 @@ int main(int argc, char **argv)
 		printf("cordon %s (blob format %d.%d)\n", CORDON_VERSION, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR);
 		return 0;
 	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check-policy") == 0)
 		return cmd_check_policy(argc - 1, argv + 1);
 	fprintf(stderr, "cordon: unknown command '%s'\n", argv[1]);

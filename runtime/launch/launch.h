@@ -1,0 +1,85 @@
+/*
+ * launch.h - the executor's setup: a plan decoded from the blob before any
+ * clone (plan, then act), and the one ordered sequence the child runs.
+ *
+ * The supervisor fills a struct launch_plan completely, then clones.  The
+ * child only executes the plan: it decides nothing, and any failure ends it
+ * with a message on the error pipe naming the stage (exec.harness.<stage>).
+ */
+#ifndef CORDON_LAUNCH_H
+#define CORDON_LAUNCH_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cordon/policy.h"
+
+#define LAUNCH_MAX_MOUNTS 96
+#define LAUNCH_MAX_ENV 96
+
+enum launch_mount_kind {
+	LM_BIND_RO,  /* host path, read-only, nosuid, nodev */
+	LM_BIND_RW,  /* host path, writable (workspace, rw: true mounts) */
+	LM_TMPFS,    /* fresh tmpfs, mode 1777 */
+	LM_DEVFILE,  /* a host device node bound onto an empty file */
+};
+
+struct launch_mount {
+	enum launch_mount_kind kind;
+	char src[PATH_MAX]; /* host path; "" for tmpfs */
+	char dst[PATH_MAX]; /* path inside the sandbox, absolute */
+	uint64_t size;      /* tmpfs bytes */
+	int landlock_rw;    /* writable under landlock too */
+};
+
+struct launch_plan {
+	char newroot[PATH_MAX]; /* empty host directory the tmpfs root is built on */
+	struct launch_mount mounts[LAUNCH_MAX_MOUNTS];
+	unsigned nmounts;
+	int write_etc;          /* no /etc mount: write minimal passwd and group */
+
+	uid_t uid;              /* inside */
+	gid_t gid;
+	int rootless;           /* setgroups is denied; supplementary groups stay */
+
+	/* rlimits; 0 means "not set by this layer" */
+	uint64_t fsize, nofile, nproc, as;
+
+	int landlock;           /* apply landlock */
+	int need_landlock;      /* absence is a harness error */
+
+	const struct cpol_bpf *filter; /* NULL: no seccomp filter in the blob */
+	uint32_t nfilter;
+
+	const char *interpreter;
+	char *envp[LAUNCH_MAX_ENV + 1];
+	unsigned nenv;
+
+	int err_fd;    /* child -> supervisor: "stage\tmessage" then exit */
+	int sync_fd;   /* supervisor -> child: one byte once maps and cgroups are set */
+	int stdin_fd, stdout_fd, stderr_fd;
+};
+
+/* What the child reports back, besides failures: the landlock ABI it
+ * applied, written as "ok\tlandlock=N" just before exec so the supervisor
+ * can name the layer without guessing. */
+
+/* The child's whole life: never returns. */
+void launch_child(const struct launch_plan *lp) __attribute__((noreturn));
+
+/* Steps, one file each (mounts.c, identity.c, caps.c, landlock.c).  Each
+ * returns 0, or -1 with msg filled. */
+int mounts_build(const struct launch_plan *lp, char *msg, size_t n);
+int identity_drop(const struct launch_plan *lp, char *msg, size_t n);
+int caps_drop_all(char *msg, size_t n);
+int landlock_apply(const struct launch_plan *lp, int *abi, char *msg, size_t n);
+
+/* Supervisor side: uid_map / gid_map for the child's user namespace. */
+int identity_write_maps(pid_t child, const struct launch_plan *lp, uid_t host_uid, gid_t host_gid,
+			char *msg, size_t n);
+
+/* Highest landlock ABI of this kernel, 0 when absent. */
+int landlock_abi(void);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * sequence.c - the executor's one ordered setup, from clone to execve.
+ *
+ * Each step says why it comes where it does.  A failure at any step ends the
+ * child with "stage\tmessage" on the error pipe: once setup has begun there
+ * is no half-sandboxed fallback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/launch/launch.h"
+
+static __attribute__((noreturn)) void die(const struct launch_plan *lp, const char *stage, const char *m)
+{
+	char buf[600];
+	int len = snprintf(buf, sizeof(buf), "%s\t%s", stage, m);
+
+	if (len > 0 && write(lp->err_fd, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1) < 0) {
+		/* nothing left to tell anyone */
+	}
+	_exit(127);
+}
+
+static int set_limit(int res, uint64_t v)
+{
+	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
+
+	return setrlimit(res, &rl);
+}
+
+static int rlimits_apply(const struct launch_plan *lp, char *msg, size_t n)
+{
+	static const struct { int res; const char *name; size_t off; } lims[] = {
+		{ RLIMIT_FSIZE, "FSIZE", offsetof(struct launch_plan, fsize) },
+		{ RLIMIT_NOFILE, "NOFILE", offsetof(struct launch_plan, nofile) },
+		{ RLIMIT_NPROC, "NPROC", offsetof(struct launch_plan, nproc) },
+		{ RLIMIT_AS, "AS", offsetof(struct launch_plan, as) },
+	};
+
+	for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+		uint64_t v = *(const uint64_t *)((const char *)lp + lims[i].off);
+
+		if (v != 0 && set_limit(lims[i].res, v) != 0) {
+			snprintf(msg, n, "RLIMIT_%s %llu: %s", lims[i].name, (unsigned long long)v, strerror(errno));
+			return -1;
+		}
+	}
+	if (set_limit(RLIMIT_CORE, 0) != 0) {
+		snprintf(msg, n, "RLIMIT_CORE 0: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Every descriptor but 0-2 goes, including the error pipe: it is CLOEXEC,
+ * so it stays usable until execve and closes there, which is how the
+ * supervisor learns that exec succeeded. */
+static int fds_close_rest(const struct launch_plan *lp)
+{
+	if (syscall(SYS_close_range, 3, lp->err_fd - 1, 0) != 0)
+		return -1;
+	if (syscall(SYS_close_range, lp->err_fd + 1, ~0U, 0) != 0)
+		return -1;
+	return fcntl(lp->err_fd, F_SETFD, FD_CLOEXEC);
+}
+
+void launch_child(const struct launch_plan *lp)
+{
+	char msg[512] = "";
+	char byte;
+	sigset_t all;
+	int abi = 0;
+
+	/* 0. Wait until the supervisor has written our id maps and put us in
+	 * our cgroups: nothing below may run uncounted or unmapped.  EOF
+	 * means the supervisor is gone. */
+	if (read(lp->sync_fd, &byte, 1) != 1)
+		die(lp, "sync", "supervisor went away before setup");
+	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
+		die(lp, "stdio", strerror(errno));
+	/* 1. The root: needs CAP_SYS_ADMIN of our user namespace, so first. */
+	if (mounts_build(lp, msg, sizeof(msg)) != 0)
+		die(lp, "mounts", msg);
+	/* 2. Limits: lowering needs no privilege, and NPROC must be in place
+	 * before the uid it counts is ours. */
+	if (rlimits_apply(lp, msg, sizeof(msg)) != 0)
+		die(lp, "rlimits", msg);
+	/* 3. Identity: needs CAP_SETUID/CAP_SETGID, so before the caps go. */
+	if (identity_drop(lp, msg, sizeof(msg)) != 0)
+		die(lp, "identity", msg);
+	/* 4. Capabilities: every set emptied and checked. */
+	if (caps_drop_all(msg, sizeof(msg)) != 0)
+		die(lp, "capabilities", msg);
+	/* 5. Parent death: the credential changes above cleared any earlier
+	 * setting, so it is set here, and the supervisor re-checked. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		die(lp, "pdeathsig", strerror(errno));
+	if (getppid() != 0 && kill(getppid(), 0) != 0)
+		die(lp, "pdeathsig", "supervisor went away during setup");
+	/* 6. no_new_privs: required by landlock and seccomp for an
+	 * unprivileged caller, and makes setuid binaries inert. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die(lp, "no_new_privs", strerror(errno));
+	/* 7. Landlock, after pivot_root: its rules name the new root's paths. */
+	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
+		die(lp, "landlock", msg);
+	/* 8. Descriptors and signals: nothing of the supervisor's survives. */
+	if (fds_close_rest(lp) != 0)
+		die(lp, "fds", strerror(errno));
+	sigemptyset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0)
+		die(lp, "signals", strerror(errno));
+	/* 9. Seccomp last: the filter may refuse calls the steps above need. */
+	if (lp->filter != NULL) {
+		struct sock_fprog prog = { (unsigned short)lp->nfilter, (struct sock_filter *)lp->filter };
+
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+			die(lp, "seccomp", strerror(errno));
+	}
+	{
+		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)"/workspace/work/main.py", NULL };
+
+		execve(lp->interpreter, argv, lp->envp);
+		snprintf(msg, sizeof(msg), "execve %s: %s", lp->interpreter, strerror(errno));
+		die(lp, "exec", msg);
+	}
+}

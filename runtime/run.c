@@ -1,0 +1,834 @@
+/*
+ * run.c - one execution, in the order of DESIGN.md §4: load and verify the
+ * blob, make the run directory, decode the plan, set up cgroups, clone the
+ * executor, supervise it, reduce, and print the result.
+ *
+ * Three lanes stay apart in the result: a harness failure is status
+ * "error" with error.details.where = exec.harness.<stage>; a program that
+ * fails is "failed" with its exit code; a broken output contract is
+ * "failed" with error.code "output_contract".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <sodium.h>
+
+#include "cordon/blob.h"
+#include "cordon/keys.h"
+#include "runtime/launch/cgroup.h"
+#include "runtime/launch/launch.h"
+#include "runtime/run.h"
+#include "runtime/supervise/outputs.h"
+#include "runtime/supervise/supervise.h"
+
+/* The stable loader the interpreter starts: it runs the verbatim program as
+ * __main__ from the workspace, so tracebacks name user_code.py. */
+static const char MAIN_PY[] =
+	"# cordon executor loader: runs user_code.py as __main__.\n"
+	"import runpy, sys\n"
+	"sys.path.insert(0, '/workspace/work')\n"
+	"sys.argv = ['user_code.py']\n"
+	"runpy.run_path('/workspace/work/user_code.py', run_name='__main__')\n";
+
+struct run_ctx {
+	const struct run_opts *o;
+	struct cpol_policy pol;
+	struct blob_map map;
+	char id[33];
+	char dir[PATH_MAX];
+	int temp_dir;
+	char work[PATH_MAX], out[PATH_MAX], logs[PATH_MAX], sock[PATH_MAX], root[PATH_MAX];
+	char token[65];
+	struct cg_host cgh;
+	struct cg_run cg;
+	int cg_made;
+	int rootless;
+	uid_t host_uid;
+	gid_t host_gid;
+	struct launch_plan lp;
+	char envbuf[LAUNCH_MAX_ENV][512];
+	cJSON *context;
+	/* the harness lane */
+	const char *stage;
+	char stagebuf[32];
+	char msg[1024];
+};
+
+#define HARNESS(c, st, ...) do { (c)->stage = (st); snprintf((c)->msg, sizeof((c)->msg), __VA_ARGS__); } while (0)
+
+static int path_join(char *dst, const char *a, const char *b)
+{
+	return snprintf(dst, PATH_MAX, "%s/%s", a, b) < PATH_MAX ? 0 : -1;
+}
+
+static int write_whole(const char *path, const void *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, data, len) == (ssize_t)len;
+	if (close(fd) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* Reads a whole regular file of at most max bytes; *len set. */
+static char *read_small(const char *path, size_t max, size_t *len, int *too_big)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+
+	*too_big = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	if ((uint64_t)st.st_size > max) {
+		*too_big = 1;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL)
+		goto out;
+	*len = 0;
+	while (*len < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + *len, (size_t)st.st_size - *len);
+
+		if (r <= 0)
+			break;
+		*len += (size_t)r;
+	}
+	buf[*len] = '\0';
+out:
+	close(fd);
+	return buf;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* --- 1. policy ------------------------------------------------------- */
+
+static int stage_policy(struct run_ctx *c)
+{
+	struct blob_error be;
+	struct pubkey key;
+	char err[512];
+
+	if (blob_map_file(c->o->policy, &c->map, &be) != 0) {
+		HARNESS(c, "policy", "%s: %s", c->o->policy, be.msg);
+		return -1;
+	}
+	if (blob_load(c->map.data, c->map.len, CPOL_ARCH_X86_64, &c->pol, &be) != 0) {
+		HARNESS(c, "policy", "%s: invalid policy blob: %s [field %s, byte %llu]", c->o->policy, be.msg,
+			be.field, (unsigned long long)be.offset);
+		return -1;
+	}
+	if (c->o->trusted_key != NULL) {
+		if (key_read_public(c->o->trusted_key, &key, err, sizeof(err)) != 0 ||
+		    sig_verify_policy(&c->pol, &key, err, sizeof(err)) != 0) {
+			HARNESS(c, "signature", "%s", err);
+			return -1;
+		}
+	}
+	if (c->pol.limits.mode != CPOL_MODE_ISOLATED) {
+		HARNESS(c, "policy", "mode '%s' is not supported by cordon run (only isolated)",
+			policy_mode_name(c->pol.limits.mode));
+		return -1;
+	}
+	if (c->o->agent != NULL) {
+		uint32_t i;
+
+		for (i = 0; i < c->pol.nagents && strcmp(c->pol.agents[i].name, c->o->agent) != 0; i++)
+			;
+		if (i == c->pol.nagents) {
+			HARNESS(c, "context", "agent '%s' is not declared by the policy", c->o->agent);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- 2. request context ---------------------------------------------- */
+
+static int stage_context(struct run_ctx *c)
+{
+	static const char *const known[] = { "tenant", "user", "session", "roles", "tools" };
+	size_t len;
+	int big;
+	char *text;
+	const char *end = NULL;
+
+	if (c->o->context == NULL)
+		return 0;
+	text = read_small(c->o->context, 1u << 20, &len, &big);
+	if (text == NULL) {
+		HARNESS(c, "context", "%s: %s", c->o->context, big ? "over 1 MiB" : strerror(errno ? errno : EINVAL));
+		return -1;
+	}
+	c->context = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+	free(text);
+	if (c->context == NULL || !cJSON_IsObject(c->context)) {
+		HARNESS(c, "context", "%s: not a JSON object", c->o->context);
+		return -1;
+	}
+	for (cJSON *it = c->context->child; it != NULL; it = it->next) {
+		size_t k;
+
+		for (k = 0; k < sizeof(known) / sizeof(known[0]) && strcmp(known[k], it->string) != 0; k++)
+			;
+		if (k == sizeof(known) / sizeof(known[0])) {
+			HARNESS(c, "context", "%s: unknown key '%s'", c->o->context, it->string);
+			return -1;
+		}
+		for (cJSON *dup = it->next; dup != NULL; dup = dup->next)
+			if (strcmp(dup->string, it->string) == 0) {
+				HARNESS(c, "context", "%s: key '%s' given twice", c->o->context, it->string);
+				return -1;
+			}
+		if (k < 3 ? !cJSON_IsString(it) : !cJSON_IsArray(it)) {
+			HARNESS(c, "context", "%s: '%s' must be %s", c->o->context, it->string,
+				k < 3 ? "a string" : "an array of strings");
+			return -1;
+		}
+		if (k >= 3)
+			for (cJSON *s = it->child; s != NULL; s = s->next)
+				if (!cJSON_IsString(s)) {
+					HARNESS(c, "context", "%s: '%s' must hold strings only", c->o->context,
+						it->string);
+					return -1;
+				}
+	}
+	return 0;
+}
+
+/* --- 3. run directory ------------------------------------------------ */
+
+static int mkdir_owned(struct run_ctx *c, const char *path, int executor)
+{
+	if (mkdir(path, 0755) != 0)
+		return -1;
+	/* As root the executor's host identity is uid/gid themselves; it
+	 * must own what it may write.  Rootless it is the caller already. */
+	if (executor && !c->rootless && chown(path, c->host_uid, c->host_gid) != 0)
+		return -1;
+	return 0;
+}
+
+static int stage_rundir(struct run_ctx *c)
+{
+	char p[PATH_MAX], q[PATH_MAX];
+	size_t len;
+	int big;
+	char *code;
+
+	if (c->o->run_dir != NULL) {
+		if (mkdir(c->o->run_dir, 0755) != 0) {
+			HARNESS(c, "rundir", "%s: %s (the run directory must not exist yet)", c->o->run_dir,
+				strerror(errno));
+			return -1;
+		}
+		if (realpath(c->o->run_dir, c->dir) == NULL) {
+			HARNESS(c, "rundir", "%s: %s", c->o->run_dir, strerror(errno));
+			return -1;
+		}
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(c->dir, sizeof(c->dir), "%s/cordon-run.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+		if (mkdtemp(c->dir) == NULL) {
+			HARNESS(c, "rundir", "mkdtemp: %s", strerror(errno));
+			return -1;
+		}
+		c->temp_dir = 1;
+	}
+	chmod(c->dir, 0755);
+	if (path_join(c->work, c->dir, "work") || path_join(c->out, c->dir, "out") ||
+	    path_join(c->logs, c->dir, "logs/executor") || path_join(c->sock, c->dir, "sock") ||
+	    path_join(c->root, c->dir, ".root") || path_join(p, c->dir, "logs") ||
+	    mkdir_owned(c, c->work, 1) || mkdir_owned(c, c->out, 1) || mkdir_owned(c, p, 0) ||
+	    mkdir_owned(c, c->logs, 1) || mkdir_owned(c, c->sock, 0) || mkdir(c->root, 0700) != 0) {
+		HARNESS(c, "rundir", "%.900s: %s", c->dir, strerror(errno));
+		return -1;
+	}
+	code = read_small(c->o->code, c->pol.limits.max_code_bytes, &len, &big);
+	if (code == NULL) {
+		if (big)
+			HARNESS(c, "code", "%s is over max_code_bytes (%llu)", c->o->code,
+				(unsigned long long)c->pol.limits.max_code_bytes);
+		else
+			HARNESS(c, "code", "%s: %s", c->o->code, strerror(errno ? errno : EINVAL));
+		return -1;
+	}
+	if (path_join(p, c->dir, "executed_programs") || path_join(q, p, c->id) || mkdir(p, 0755) != 0 ||
+	    mkdir(q, 0755) != 0 ||
+	    path_join(p, q, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
+	    path_join(p, c->work, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
+	    path_join(p, c->work, "main.py") || write_whole(p, MAIN_PY, sizeof(MAIN_PY) - 1, 0644) != 0 ||
+	    path_join(p, c->dir, "logs/tool-calls.jsonl") || write_whole(p, "", 0, 0644) != 0) {
+		free(code);
+		HARNESS(c, "rundir", "write %.900s: %s", p, strerror(errno));
+		return -1;
+	}
+	free(code);
+	for (unsigned i = 0; i < c->o->ninputs; i++) {
+		const char *base = strrchr(c->o->inputs[i], '/');
+		char *data;
+
+		base = base ? base + 1 : c->o->inputs[i];
+		if (*base == '\0' || strcmp(base, "main.py") == 0 || strcmp(base, "user_code.py") == 0) {
+			HARNESS(c, "inputs", "%s: input name is empty or reserved", c->o->inputs[i]);
+			return -1;
+		}
+		data = read_small(c->o->inputs[i], c->pol.limits.max_file_bytes, &len, &big);
+		if (data == NULL || path_join(p, c->work, base) || write_whole(p, data, len, 0644) != 0) {
+			free(data);
+			HARNESS(c, "inputs", "%s: %s", c->o->inputs[i],
+				big ? "over max_file_bytes" : errno == EEXIST ? "given twice" : strerror(errno));
+			return -1;
+		}
+		free(data);
+		if (!c->rootless && chown(p, c->host_uid, c->host_gid) != 0) {
+			HARNESS(c, "inputs", "chown %.900s: %s", p, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- 4. plan --------------------------------------------------------- */
+
+static struct launch_mount *plan_mount(struct launch_plan *lp, enum launch_mount_kind k, const char *src,
+				       const char *dst)
+{
+	struct launch_mount *m;
+
+	if (lp->nmounts == LAUNCH_MAX_MOUNTS)
+		return NULL;
+	m = &lp->mounts[lp->nmounts++];
+	memset(m, 0, sizeof(*m));
+	m->kind = k;
+	snprintf(m->src, sizeof(m->src), "%s", src);
+	snprintf(m->dst, sizeof(m->dst), "%s", dst);
+	return m;
+}
+
+static int plan_env(struct run_ctx *c, const char *key, const char *val)
+{
+	struct launch_plan *lp = &c->lp;
+	size_t klen = strlen(key);
+
+	/* The runtime's own variables win over the policy's: they are how the
+	 * sandbox is wired (paths, socket, token), not preferences. */
+	for (unsigned i = 0; i < lp->nenv; i++)
+		if (strncmp(lp->envp[i], key, klen) == 0 && lp->envp[i][klen] == '=') {
+			snprintf(c->envbuf[i], sizeof(c->envbuf[i]), "%s=%s", key, val);
+			return 0;
+		}
+	if (lp->nenv == LAUNCH_MAX_ENV ||
+	    snprintf(c->envbuf[lp->nenv], sizeof(c->envbuf[0]), "%s=%s", key, val) >= (int)sizeof(c->envbuf[0]))
+		return -1;
+	lp->envp[lp->nenv] = c->envbuf[lp->nenv];
+	lp->nenv++;
+	lp->envp[lp->nenv] = NULL;
+	return 0;
+}
+
+static int stage_plan(struct run_ctx *c)
+{
+	struct launch_plan *lp = &c->lp;
+	const struct cpol_policy *p = &c->pol;
+	int has_tmp = 0, has_etc = 0;
+	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom" };
+
+	snprintf(lp->newroot, sizeof(lp->newroot), "%s", c->root);
+	lp->uid = p->exec.uid;
+	lp->gid = p->exec.gid;
+	lp->rootless = c->rootless;
+	lp->interpreter = p->exec.interpreter;
+	lp->fsize = p->limits.max_file_bytes;
+	lp->nofile = p->limits.open_files;
+	lp->landlock = (p->exec.flags & CPOL_EXE_F_LANDLOCK) != 0;
+	lp->filter = p->nseccomp ? p->seccomp : NULL;
+	lp->nfilter = p->nseccomp;
+	for (uint32_t i = 0; i < p->nmounts; i++) {
+		const struct cpol_mount *pm = &p->mounts[i];
+		struct launch_mount *m;
+
+		if (pm->type == CPOL_MOUNT_TMPFS) {
+			m = plan_mount(lp, LM_TMPFS, "", pm->target);
+			if (m != NULL) {
+				m->size = pm->size;
+				m->landlock_rw = 1;
+			}
+		} else {
+			m = plan_mount(lp, (pm->flags & CPOL_MNT_F_RW) ? LM_BIND_RW : LM_BIND_RO, pm->source,
+				       pm->target);
+			if (m != NULL)
+				m->landlock_rw = (pm->flags & CPOL_MNT_F_RW) != 0;
+		}
+		if (m == NULL)
+			goto too_many;
+		has_tmp |= strcmp(pm->target, "/tmp") == 0;
+		has_etc |= strcmp(pm->target, "/etc") == 0;
+	}
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (plan_mount(lp, LM_DEVFILE, devs[i], devs[i]) == NULL)
+			goto too_many;
+	/* POSIX shared memory (multiprocessing's locks) lives in /dev/shm. */
+	{
+		struct launch_mount *m = plan_mount(lp, LM_TMPFS, "", "/dev/shm");
+
+		if (m == NULL)
+			goto too_many;
+		m->size = 64ull << 20;
+		m->landlock_rw = 1;
+	}
+	{
+		struct launch_mount *w = plan_mount(lp, LM_BIND_RW, c->work, "/workspace/work");
+		struct launch_mount *o = plan_mount(lp, LM_BIND_RW, c->out, "/workspace/out");
+		struct launch_mount *l = plan_mount(lp, LM_BIND_RW, c->logs, "/workspace/logs/executor");
+
+		if (w == NULL || o == NULL || l == NULL || plan_mount(lp, LM_BIND_RO, c->sock, "/supervisor-socket") == NULL)
+			goto too_many;
+		w->landlock_rw = o->landlock_rw = l->landlock_rw = 1;
+	}
+	lp->write_etc = !has_etc;
+	for (uint32_t i = 0; i < p->nenv; i++)
+		if (plan_env(c, p->env[i].key, p->env[i].value) != 0)
+			goto env;
+	if (plan_env(c, "PATH", "/usr/local/bin:/usr/bin:/bin") || plan_env(c, "HOME", "/workspace/work") ||
+	    plan_env(c, "TMPDIR", has_tmp ? "/tmp" : "/workspace/work") ||
+	    plan_env(c, "CORDON_SOCKET", "/supervisor-socket/tools.sock") || plan_env(c, "CORDON_TOKEN", c->token) ||
+	    plan_env(c, "CORDON_EXECUTION_ID", c->id))
+		goto env;
+	{
+		int has_lang = 0;
+
+		for (unsigned i = 0; i < lp->nenv; i++)
+			has_lang |= strncmp(lp->envp[i], "LANG=", 5) == 0;
+		if (!has_lang && plan_env(c, "LANG", "C.UTF-8"))
+			goto env;
+	}
+	return 0;
+too_many:
+	HARNESS(c, "plan", "more than %d mounts", LAUNCH_MAX_MOUNTS);
+	return -1;
+env:
+	HARNESS(c, "plan", "environment too large");
+	return -1;
+}
+
+/* --- 5. limits ------------------------------------------------------- */
+
+static int stage_cgroup(struct run_ctx *c)
+{
+	struct cg_limits lim = { c->pol.limits.memory_bytes, c->pol.limits.pids };
+	char name[64], err[512];
+
+	if (cgroup_detect(&c->cgh, NULL, NULL, err, sizeof(err)) != 0)
+		memset(&c->cgh, 0, sizeof(c->cgh)); /* nothing usable: rlimits below */
+	snprintf(name, sizeof(name), "cordon-%s", c->id);
+	if (cgroup_create(&c->cg, &c->cgh, name, &lim, err, sizeof(err)) != 0) {
+		HARNESS(c, "cgroup", "%s", err);
+		return -1;
+	}
+	c->cg_made = 1;
+	if ((c->pol.exec.require & CPOL_LAYER_CGROUP) &&
+	    (c->cg.mem_kind == CG_NONE || c->cg.pids_kind == CG_NONE)) {
+		HARNESS(c, "cgroup", "the policy requires cgroup limits and this host gives none to this caller (%.800s)",
+			c->cg.note[0] ? c->cg.note : "no usable hierarchy");
+		return -1;
+	}
+	if ((c->pol.exec.require & CPOL_LAYER_LANDLOCK) && landlock_abi() < 1) {
+		HARNESS(c, "landlock", "the policy requires landlock and this kernel has none");
+		return -1;
+	}
+	/* Fallbacks, named in the result: address space for memory, and the
+	 * per-user process count for pids. */
+	if (c->cg.mem_kind == CG_NONE)
+		c->lp.as = c->pol.limits.memory_bytes;
+	if (c->cg.pids_kind == CG_NONE)
+		c->lp.nproc = c->pol.limits.pids;
+	return 0;
+}
+
+/* --- 6. launch and supervise ----------------------------------------- */
+
+struct run_outcome {
+	int started;            /* exec succeeded */
+	struct supervise_out so;
+	struct capture out, err;
+	struct cg_usage usage;
+	int have_usage;
+};
+
+static int stage_launch(struct run_ctx *c, struct run_outcome *r)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
+	int devnull = -1, sigfd = -1, rc = -1;
+	sigset_t mask, old;
+	pid_t pid;
+	char buf[1024];
+	ssize_t got;
+	const char *roots[3] = { c->work, c->out, c->logs };
+	struct supervise_cfg cfg;
+
+	r->out.max = r->err.max = (size_t)c->pol.limits.max_output_bytes;
+	r->out.buf = malloc(r->out.max + 1);
+	r->err.buf = malloc(r->err.max + 1);
+	r->out.fd = r->err.fd = -1;
+	if (r->out.buf == NULL || r->err.buf == NULL) {
+		HARNESS(c, "launch", "out of memory");
+		return -1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* Signals become events of the loop; the child unblocks them before
+	 * exec (sequence.c step 8). */
+	if (sigprocmask(SIG_BLOCK, &mask, &old) != 0 ||
+	    (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) || pipe2(psync, O_CLOEXEC) ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		HARNESS(c, "launch", "pipes: %s", strerror(errno));
+		goto out;
+	}
+	c->lp.err_fd = perr[1];
+	c->lp.sync_fd = psync[0];
+	c->lp.stdin_fd = devnull;
+	c->lp.stdout_fd = po[1];
+	c->lp.stderr_fd = pe[1];
+	/* A raw clone: fork semantics, with every namespace fresh at once. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+					   CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,
+			     NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		HARNESS(c, "namespaces", "clone: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		launch_child(&c->lp);
+	close(po[1]);
+	close(pe[1]);
+	close(perr[1]);
+	close(psync[0]);
+	po[1] = pe[1] = perr[1] = psync[0] = -1;
+	if (identity_write_maps(pid, &c->lp, c->host_uid, c->host_gid, buf, sizeof(buf)) != 0) {
+		HARNESS(c, "identity", "%s", buf);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	if (cgroup_attach(&c->cg, pid, buf, sizeof(buf)) != 0) {
+		HARNESS(c, "cgroup", "%s", buf);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	if (write(psync[1], "g", 1) != 1) {
+		HARNESS(c, "sync", "%s", strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	r->out.fd = po[0];
+	r->err.fd = pe[0];
+	po[0] = pe[0] = -1;
+	fcntl(r->out.fd, F_SETFL, O_NONBLOCK);
+	fcntl(r->err.fd, F_SETFL, O_NONBLOCK);
+	cfg = (struct supervise_cfg){ .child = pid,
+				      .timeout_ms = c->pol.limits.timeout_ms,
+				      .monitor_ms = c->pol.limits.monitor_ms,
+				      .ws_delta_max = c->pol.limits.ws_delta_bytes,
+				      .ws_total_max = c->pol.limits.ws_max_bytes,
+				      .roots = roots,
+				      .nroots = 3,
+				      .sigfd = sigfd };
+	if (supervise_run(&cfg, &r->out, &r->err, &r->so, buf, sizeof(buf)) != 0) {
+		HARNESS(c, "supervise", "%s", buf);
+		goto out;
+	}
+	/* The error pipe closed at exec (CLOEXEC) unless setup failed first. */
+	got = read(perr[0], buf, sizeof(buf) - 1);
+	if (got > 0) {
+		char *tab;
+
+		buf[got] = '\0';
+		tab = strchr(buf, '\t');
+		if (tab != NULL)
+			*tab++ = '\0';
+		/* stage names are a fixed set in sequence.c; keep a copy */
+		snprintf(c->stagebuf, sizeof(c->stagebuf), "%.31s", buf);
+		HARNESS(c, c->stagebuf, "%.900s", tab ? tab : "setup failed");
+		goto out;
+	}
+	r->started = 1;
+	if (c->cg_made && cgroup_usage(&c->cg, &r->usage, buf, sizeof(buf)) == 0)
+		r->have_usage = 1;
+	rc = 0;
+out:
+	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], devnull, sigfd, -2 };
+	     *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	if (r->out.fd >= 0)
+		close(r->out.fd);
+	if (r->err.fd >= 0)
+		close(r->err.fd);
+	r->out.fd = r->err.fd = -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* --- 7. reduce and result -------------------------------------------- */
+
+static cJSON *enforcement_json(struct run_ctx *c)
+{
+	cJSON *e = cJSON_CreateObject();
+	char buf[128];
+	int abi = landlock_abi();
+
+	cJSON_AddStringToObject(e, "namespaces", "user,mount,pid,net,ipc,uts,cgroup");
+	snprintf(buf, sizeof(buf), "tmpfs root, %u read-only binds, workspace rw, pivot_root", c->pol.nmounts);
+	cJSON_AddStringToObject(e, "filesystem", buf);
+	cJSON_AddStringToObject(e, "network", c->pol.exec.network == CPOL_NET_LOOPBACK ? "loopback only" : "none");
+	snprintf(buf, sizeof(buf), "uid %u gid %u, %s%s", c->pol.exec.uid, c->pol.exec.gid,
+		 c->rootless ? "supplementary groups of the caller unmapped" : "no supplementary groups",
+		 c->rootless ? " (rootless)" : "");
+	cJSON_AddStringToObject(e, "identity", buf);
+	cJSON_AddStringToObject(e, "memory", c->cg.mem_kind != CG_NONE ? cgroup_kind_name(c->cg.mem_kind) : "rlimit-as");
+	cJSON_AddStringToObject(e, "pids", c->cg.pids_kind != CG_NONE ? cgroup_kind_name(c->cg.pids_kind) : "rlimit-nproc");
+	if (!(c->pol.exec.flags & CPOL_EXE_F_LANDLOCK))
+		snprintf(buf, sizeof(buf), "off (policy)");
+	else
+		snprintf(buf, sizeof(buf), "abi-%d", abi);
+	cJSON_AddStringToObject(e, "landlock", buf);
+	if (c->pol.nseccomp)
+		snprintf(buf, sizeof(buf), "filter(%u insns)", c->pol.nseccomp);
+	else
+		snprintf(buf, sizeof(buf), "none (the policy has no filter)");
+	cJSON_AddStringToObject(e, "seccomp", buf);
+	cJSON_AddStringToObject(e, "capabilities", "none");
+	cJSON_AddBoolToObject(e, "noNewPrivs", 1);
+	snprintf(buf, sizeof(buf), "fsize,nofile,core%s%s", c->lp.nproc ? ",nproc" : "", c->lp.as ? ",as" : "");
+	cJSON_AddStringToObject(e, "rlimits", buf);
+	return e;
+}
+
+static cJSON *error_json(const char *code, const char *message, const char *where)
+{
+	cJSON *e = cJSON_CreateObject(), *d;
+
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	if (where != NULL) {
+		d = cJSON_AddObjectToObject(e, "details");
+		cJSON_AddStringToObject(d, "where", where);
+	}
+	return e;
+}
+
+static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
+{
+	char hex[65], where[64];
+	const char *status = "error";
+	int exit_code = RUN_EXIT_HARNESS;
+	cJSON *pol = cJSON_AddObjectToObject(res, "policy");
+
+	cJSON_AddStringToObject(res, "executionId", c->id);
+	cJSON_AddStringToObject(pol, "app", c->pol.meta.app ? c->pol.meta.app : "");
+	sodium_bin2hex(hex, sizeof(hex), c->pol.sha256, 32);
+	cJSON_AddStringToObject(pol, "sha256", c->pol.meta.app ? hex : "");
+	cJSON_AddStringToObject(res, "runDir", c->temp_dir ? "" : c->dir);
+	if (c->stage != NULL) {
+		snprintf(where, sizeof(where), "exec.harness.%s", c->stage);
+		cJSON_AddStringToObject(res, "status", "error");
+		cJSON_AddNullToObject(res, "exitCode");
+		cJSON_AddNullToObject(res, "signal");
+		if (c->pol.meta.app != NULL)
+			cJSON_AddItemToObject(res, "enforcement", enforcement_json(c));
+		cJSON_AddItemToObject(res, "error", error_json("sandbox_execution_failed", c->msg, where));
+		return RUN_EXIT_HARNESS;
+	}
+	int ws = WIFEXITED(r->so.wstatus), sig = WIFSIGNALED(r->so.wstatus) ? WTERMSIG(r->so.wstatus) : 0;
+	cJSON *err = NULL, *result = NULL;
+	char rerr[512] = "";
+	int out_dir = open(c->out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct outputs_report rep = { 0 };
+	struct outputs_limits ol = { 0 };
+	char oerr[512];
+	int rr = out_dir < 0 ? -1 : result_read(out_dir, c->pol.limits.max_result_bytes, &result, rerr, sizeof(rerr));
+
+	if (out_dir < 0 || outputs_collect(out_dir, c->pol.outputs, c->pol.noutputs, &ol, &rep, oerr, sizeof(oerr)) != 0)
+		snprintf(rerr, sizeof(rerr), "outputs could not be read");
+	if (out_dir >= 0)
+		close(out_dir);
+	switch (r->so.end) {
+	case SUP_TIMED_OUT:
+		status = "timed_out";
+		exit_code = RUN_EXIT_TIMEOUT;
+		err = error_json("timeout", "the program ran past the policy's timeout", NULL);
+		break;
+	case SUP_CANCELLED:
+		status = "cancelled";
+		exit_code = RUN_EXIT_CANCELLED;
+		err = error_json("cancelled", strsignal(r->so.cancel_signal), NULL);
+		break;
+	case SUP_WS_BREACH:
+		status = "limit_exceeded";
+		exit_code = RUN_EXIT_FAILED;
+		err = error_json("workspace_limit", "the workspace grew past max_exec_workspace_delta_bytes or "
+						    "max_exec_workspace_bytes", NULL);
+		break;
+	case SUP_EXITED:
+		if (r->have_usage && r->usage.oom_killed) {
+			status = "limit_exceeded";
+			exit_code = RUN_EXIT_FAILED;
+			err = error_json("memory_limit", "the memory limit was reached and the kernel killed the program",
+					 NULL);
+		} else if (ws && WEXITSTATUS(r->so.wstatus) == 0 && rep.nviolations == 0) {
+			status = "succeeded";
+			exit_code = RUN_EXIT_OK;
+		} else if (ws && WEXITSTATUS(r->so.wstatus) == 0) {
+			status = "failed";
+			exit_code = RUN_EXIT_FAILED;
+			err = error_json("output_contract", "the declared outputs were not met", NULL);
+		} else {
+			status = "failed";
+			exit_code = RUN_EXIT_FAILED;
+			err = error_json("program_failed", sig ? "the program was killed by a signal"
+							       : "the program exited with a non-zero status",
+					 NULL);
+		}
+		break;
+	}
+	cJSON_AddStringToObject(res, "status", status);
+	if (ws)
+		cJSON_AddNumberToObject(res, "exitCode", WEXITSTATUS(r->so.wstatus));
+	else
+		cJSON_AddNullToObject(res, "exitCode");
+	if (sig)
+		cJSON_AddStringToObject(res, "signal", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	else
+		cJSON_AddNullToObject(res, "signal");
+	r->out.buf[r->out.len] = '\0';
+	r->err.buf[r->err.len] = '\0';
+	/* Output is bytes; JSON wants text: invalid UTF-8 is kept as cJSON
+	 * writes it, and readers must expect replacement. */
+	cJSON_AddStringToObject(res, "stdout", r->out.buf);
+	cJSON_AddStringToObject(res, "stderr", r->err.buf);
+	cJSON *tr = cJSON_AddObjectToObject(res, "truncated");
+	cJSON_AddBoolToObject(tr, "stdout", r->out.truncated);
+	cJSON_AddBoolToObject(tr, "stderr", r->err.truncated);
+	if (result != NULL)
+		cJSON_AddItemToObject(res, "result", result);
+	else
+		cJSON_AddNullToObject(res, "result");
+	if (rr < 0 || rerr[0])
+		cJSON_AddStringToObject(res, "resultError", rerr);
+	else
+		cJSON_AddNullToObject(res, "resultError");
+	cJSON_AddNumberToObject(res, "durationMs", (double)r->so.duration_ms);
+	cJSON_AddItemToObject(res, "artifacts", outputs_artifacts_json(&rep));
+	cJSON_AddItemToObject(res, "violations", outputs_violations_json(&rep));
+	cJSON_AddItemToObject(res, "toolCalls", cJSON_CreateArray());
+	cJSON *u = cJSON_AddObjectToObject(res, "usage");
+	cJSON_AddNumberToObject(u, "cpuMs", (double)(r->so.ru.ru_utime.tv_sec * 1000 + r->so.ru.ru_utime.tv_usec / 1000 +
+						     r->so.ru.ru_stime.tv_sec * 1000 + r->so.ru.ru_stime.tv_usec / 1000));
+	cJSON_AddNumberToObject(u, "maxRssKiB", (double)r->so.ru.ru_maxrss);
+	if (r->have_usage && r->usage.mem_peak)
+		cJSON_AddNumberToObject(u, "memoryPeakBytes", (double)r->usage.mem_peak);
+	cJSON_AddNumberToObject(u, "workspaceDeltaBytes",
+				(double)(r->so.ws_peak > r->so.ws_baseline ? r->so.ws_peak - r->so.ws_baseline : 0));
+	cJSON_AddItemToObject(res, "enforcement", enforcement_json(c));
+	if (err != NULL)
+		cJSON_AddItemToObject(res, "error", err);
+	else
+		cJSON_AddNullToObject(res, "error");
+	outputs_report_free(&rep);
+	return exit_code;
+}
+
+int run_execute(const struct run_opts *o)
+{
+	struct run_ctx *c = calloc(1, sizeof(*c));
+	struct run_outcome r;
+	cJSON *res = cJSON_CreateObject();
+	unsigned char rnd[32];
+	char *text = NULL, p[PATH_MAX], err[512];
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (c == NULL || res == NULL) {
+		fprintf(stderr, "cordon run: out of memory\n");
+		free(c);
+		cJSON_Delete(res);
+		return RUN_EXIT_HARNESS;
+	}
+	c->o = o;
+	policy_init(&c->pol);
+	randombytes_buf(rnd, 16);
+	sodium_bin2hex(c->id, sizeof(c->id), rnd, 16);
+	randombytes_buf(rnd, 32);
+	sodium_bin2hex(c->token, sizeof(c->token), rnd, 32);
+	sodium_memzero(rnd, sizeof(rnd));
+	c->rootless = geteuid() != 0;
+	if (stage_policy(c) == 0) {
+		c->host_uid = c->rootless ? getuid() : c->pol.exec.uid;
+		c->host_gid = c->rootless ? getgid() : c->pol.exec.gid;
+		if (stage_context(c) == 0 && stage_rundir(c) == 0 && stage_plan(c) == 0 && stage_cgroup(c) == 0)
+			stage_launch(c, &r);
+	}
+	rc = build_result(c, &r, res);
+	text = cJSON_PrintUnformatted(res);
+	if (text != NULL) {
+		printf("%s\n", text);
+		fflush(stdout);
+		if (c->dir[0] && !c->temp_dir && path_join(p, c->dir, "result.json") == 0)
+			write_whole(p, text, strlen(text), 0644);
+	}
+	/* Nothing survives a run: processes (the pid namespace died with its
+	 * pid 1; the cgroup is emptied again to be sure), cgroups, the empty
+	 * root mount point, and a temporary run directory. */
+	if (c->cg_made && cgroup_destroy(&c->cg, err, sizeof(err)) != 0)
+		fprintf(stderr, "cordon run: cleanup: %s\n", err);
+	if (c->root[0])
+		rmdir(c->root);
+	if (c->temp_dir)
+		nftw(c->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(text);
+	free(r.out.buf);
+	free(r.err.buf);
+	cJSON_Delete(res);
+	cJSON_Delete(c->context);
+	policy_free(&c->pol);
+	blob_unmap(&c->map);
+	free(c);
+	return rc;
+}

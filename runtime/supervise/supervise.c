@@ -1,0 +1,143 @@
+/*
+ * supervise.c - the supervisor's loop while the executor runs.
+ *
+ * One poll() over the two output pipes and a signalfd; the timeout and the
+ * workspace monitor are deadlines on the same clock.  The executor is pid 1
+ * of its pid namespace, so one SIGKILL to it ends every process inside: a
+ * breach never has to chase forks.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/supervise/supervise.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Read what is there; 0 at EOF (fd closed and set to -1), 1 otherwise. */
+static int capture_read(struct capture *c)
+{
+	char tmp[16384];
+	ssize_t r = read(c->fd, tmp, sizeof(tmp));
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (r <= 0) {
+		close(c->fd);
+		c->fd = -1;
+		return 0;
+	}
+	size_t keep = (size_t)r;
+	if (c->len + keep > c->max) {
+		keep = c->max - c->len;
+		c->truncated = 1;
+	}
+	memcpy(c->buf + c->len, tmp, keep);
+	c->len += keep;
+	return 1;
+}
+
+static int ws_breached(const struct supervise_cfg *cfg, struct supervise_out *res)
+{
+	uint64_t entries, bytes = monitor_bytes(cfg->roots, cfg->nroots, &entries);
+
+	if (bytes > res->ws_peak)
+		res->ws_peak = bytes;
+	if (cfg->ws_total_max != 0 && bytes > cfg->ws_total_max)
+		return 1;
+	return cfg->ws_delta_max != 0 && bytes > res->ws_baseline && bytes - res->ws_baseline > cfg->ws_delta_max;
+}
+
+int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct capture *err,
+		  struct supervise_out *res, char *msg, size_t n)
+{
+	uint64_t start = now_ms(), deadline, next_check, entries;
+	int reaped = 0, killed = 0;
+	uint64_t drain_until = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->end = SUP_EXITED;
+	res->ws_baseline = monitor_bytes(cfg->roots, cfg->nroots, &entries);
+	res->ws_peak = res->ws_baseline;
+	deadline = start + cfg->timeout_ms;
+	next_check = start + (cfg->monitor_ms ? cfg->monitor_ms : 500);
+	for (;;) {
+		struct pollfd pfd[3];
+		nfds_t np = 0;
+		uint64_t t = now_ms(), wake;
+		int timeout;
+
+		if (reaped && ((out->fd < 0 && err->fd < 0) || t >= drain_until))
+			break;
+		if (!reaped && !killed && t >= deadline) {
+			res->end = SUP_TIMED_OUT;
+			kill(cfg->child, SIGKILL);
+			killed = 1;
+		}
+		if (!reaped && !killed && t >= next_check) {
+			if (ws_breached(cfg, res)) {
+				res->end = SUP_WS_BREACH;
+				kill(cfg->child, SIGKILL);
+				killed = 1;
+			}
+			next_check = t + (cfg->monitor_ms ? cfg->monitor_ms : 500);
+		}
+		wake = reaped ? drain_until : (killed ? t + 100 : (deadline < next_check ? deadline : next_check));
+		timeout = wake > t ? (int)(wake - t) : 0;
+		pfd[np++] = (struct pollfd){ .fd = cfg->sigfd, .events = POLLIN };
+		if (out->fd >= 0)
+			pfd[np++] = (struct pollfd){ .fd = out->fd, .events = POLLIN };
+		if (err->fd >= 0)
+			pfd[np++] = (struct pollfd){ .fd = err->fd, .events = POLLIN };
+		if (poll(pfd, np, timeout) < 0 && errno != EINTR) {
+			snprintf(msg, n, "poll: %s", strerror(errno));
+			kill(cfg->child, SIGKILL);
+			waitpid(cfg->child, NULL, 0);
+			return -1;
+		}
+		for (nfds_t i = 1; i < np; i++)
+			if (pfd[i].revents)
+				capture_read(pfd[i].fd == out->fd ? out : err);
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(cfg->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					continue;
+				if (!reaped && !killed) {
+					res->end = SUP_CANCELLED;
+					res->cancel_signal = (int)si.ssi_signo;
+					kill(cfg->child, SIGKILL);
+					killed = 1;
+				}
+			}
+		}
+		if (!reaped) {
+			pid_t r = wait4(cfg->child, &res->wstatus, WNOHANG, &res->ru);
+
+			if (r == cfg->child) {
+				reaped = 1;
+				res->duration_ms = now_ms() - start;
+				/* Every process of the namespace is dead now; the
+				 * pipes close as the kernel reaps them. */
+				drain_until = now_ms() + 1000;
+			}
+		}
+	}
+	/* The final count catches a fill faster than one interval. */
+	if (res->end == SUP_EXITED && ws_breached(cfg, res))
+		res->end = SUP_WS_BREACH;
+	return 0;
+}

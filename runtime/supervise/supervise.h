@@ -1,0 +1,59 @@
+/*
+ * supervise.h - the supervisor's side of one run: bounded capture of the
+ * executor's output, the timeout, the workspace monitor and cancellation.
+ */
+#ifndef CORDON_SUPERVISE_H
+#define CORDON_SUPERVISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* Bytes allocated under the roots, walked without following links;
+ * *entries gets the number of names seen. */
+uint64_t monitor_bytes(const char *const *roots, unsigned nroots, uint64_t *entries);
+
+/* One output stream: the first max bytes are kept, the rest is read and
+ * dropped so the writer never blocks, and truncated says so. */
+struct capture {
+	int fd;
+	char *buf;
+	size_t len, max;
+	int truncated;
+};
+
+enum sup_end {
+	SUP_EXITED,     /* the executor ended by itself */
+	SUP_TIMED_OUT,
+	SUP_CANCELLED,  /* SIGTERM / SIGINT / SIGHUP to the supervisor */
+	SUP_WS_BREACH,  /* the workspace monitor stopped it */
+};
+
+struct supervise_cfg {
+	pid_t child;        /* pid 1 of the executor's pid namespace */
+	uint64_t timeout_ms;
+	uint64_t monitor_ms;
+	uint64_t ws_delta_max;  /* 0: none */
+	uint64_t ws_total_max;  /* 0: none */
+	const char *const *roots;
+	unsigned nroots;
+	int sigfd;          /* signalfd of SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+};
+
+struct supervise_out {
+	enum sup_end end;
+	int wstatus;
+	struct rusage ru;
+	uint64_t duration_ms;
+	uint64_t ws_baseline, ws_peak;
+	int cancel_signal;
+};
+
+/* Runs until the executor is reaped.  Any breach kills the whole pid
+ * namespace (SIGKILL to its pid 1).  Returns 0, or -1 with msg on a
+ * supervisor failure (the executor is killed and reaped then too). */
+int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct capture *err,
+		  struct supervise_out *res, char *msg, size_t n);
+
+#endif
