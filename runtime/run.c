@@ -189,7 +189,7 @@ static int stage_context(struct run_ctx *c)
 		HARNESS(c, "context", "%s: %s", c->o->context, big ? "over 1 MiB" : strerror(errno ? errno : EINVAL));
 		return -1;
 	}
-	c->context = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+	c->context = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1); /* with the NUL */
 	free(text);
 	if (c->context == NULL || !cJSON_IsObject(c->context)) {
 		HARNESS(c, "context", "%s: not a JSON object", c->o->context);
@@ -671,8 +671,7 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 		cJSON_AddStringToObject(res, "status", "error");
 		cJSON_AddNullToObject(res, "exitCode");
 		cJSON_AddNullToObject(res, "signal");
-		if (c->pol.meta.app != NULL)
-			cJSON_AddItemToObject(res, "enforcement", enforcement_json(c));
+		/* No enforcement object: the program never ran under one. */
 		cJSON_AddItemToObject(res, "error", error_json("sandbox_execution_failed", c->msg, where));
 		return RUN_EXIT_HARNESS;
 	}

@@ -1,0 +1,131 @@
+#!/bin/sh
+# cordon run end to end: the café demo (checked by substituting the answer
+# back into the receipts, not against a pasted answer), the run directory's
+# layout, the three lanes of the result (harness, program, output contract)
+# and their exit codes, and that nothing is left behind.  As root, and again
+# as an unprivileged user (created here) when run as root.
+set -u
+: "${BUILD:?}" "${SRC:?}"
+. "$SRC/tests/cli/lib.sh"
+PY=/usr/bin/python3
+
+cp "$SRC/examples/cafe/app.yaml" "$SRC/examples/cafe/tools.yaml" "$SRC/examples/cafe/user_code.py" \
+	"$SRC/examples/cafe/receipts.json" "$T/"
+mkdir "$T/bin" && cp "$CORDONC" "$CORDON" "$T/bin/" && chmod 755 "$T" "$T/bin" "$T/bin/"* && chmod 644 "$T/"*.*
+"$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/cafe.cpol" >"$_out" 2>"$_err" || die "compile"
+chmod 644 "$T/cafe.cpol"
+
+# field FILE EXPR: print a Python expression over the result r.
+field() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# as_user CMD...: run as the test's unprivileged user when mode is rootless.
+as_user() {
+	if [ "$mode" = rootless ]; then setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$@"
+	else "$@"; fi
+}
+
+leftovers() {
+	n=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-*' 2>/dev/null | wc -l)
+	[ "$n" -eq 0 ] || die "$mode: $n cgroup directories left behind"
+	ls "$TMPDIR_RUN" | grep -q cordon-run && die "$mode: temporary run directory left behind"
+	grep -q "$T" /proc/self/mountinfo && die "$mode: a mount under the test dir is visible on the host"
+	return 0
+}
+
+modes=root
+if [ "$(id -u)" -eq 0 ]; then
+	id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
+		|| die "cannot create user cordon-test"
+	modes="root rootless"
+fi
+for mode in $modes; do
+	TMPDIR_RUN=$(mktemp -d "$T/tmp.XXXXXX"); chmod 1777 "$TMPDIR_RUN"
+	export TMPDIR="$TMPDIR_RUN"
+	rd="$TMPDIR_RUN/run1"
+
+	# 1. The café demo.
+	expect_rc 0 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/user_code.py" \
+		--input "$T/receipts.json" --run-dir "$rd"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["status"]')" = succeeded ] || die "$mode: cafe status: $(cat "$_out")"
+	$PY - "$T/r.json" "$T/receipts.json" <<'PYEOF' || die "$mode: the solution does not satisfy the receipts"
+import json, sys
+r = json.load(open(sys.argv[1]))
+data = json.load(open(sys.argv[2]))
+sol = r["result"]["solution"]
+assert set(sol) == set(data["items"]), sol
+for rec in data["receipts"]:
+    total = sum(n * sol[item] for item, n in rec["bought"].items())
+    assert abs(total - rec["paid"]) < 0.015, (rec, total)
+PYEOF
+	for k in namespaces filesystem network identity memory pids landlock seccomp capabilities rlimits; do
+		[ -n "$(field "$T/r.json" "r['enforcement'].get('$k','')")" ] || die "$mode: enforcement lacks $k"
+	done
+	case "$mode" in
+	root) want_mem=cgroup-v1 ;;
+	*) want_mem=rlimit-as ;;
+	esac
+	# Where the host's cgroup v1 memory hierarchy is writable (this project's
+	# machines), root gets it; elsewhere the result must say which it used.
+	if [ "$mode" = root ] && [ -w /sys/fs/cgroup/memory ]; then
+		[ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = "$want_mem" ] || die "$mode: memory layer"
+	fi
+	[ "$mode" = rootless ] && { [ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = rlimit-as ] || die "rootless memory layer"; }
+	[ "$(field "$T/r.json" 'r["artifacts"][0]["path"]')" = summary.txt ] || die "$mode: artifact"
+	for f in work/main.py work/user_code.py work/receipts.json out/result.json out/summary.txt result.json \
+		logs/tool-calls.jsonl; do
+		[ -f "$rd/$f" ] || die "$mode: run directory lacks $f"
+	done
+	id=$(field "$T/r.json" 'r["executionId"]')
+	cmp -s "$rd/executed_programs/$id/user_code.py" "$T/user_code.py" || die "$mode: executed program not kept verbatim"
+	leftovers
+	pass "$mode: cafe demo solved (checked against the receipts), evidence for every layer, run dir complete"
+
+	# 2. Program lane: an exception is "failed", exit 1, stderr captured.
+	printf 'raise SystemExit(3)\n' >"$T/fail.py"; chmod 644 "$T/fail.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["status"], r["exitCode"], r["error"]["code"]')" = "('failed', 3, 'program_failed')" ] ||
+		die "$mode: failing program: $(cat "$_out")"
+	# Output-contract lane: exits 0 but the required summary.txt is missing.
+	printf 'print("no outputs")\n' >"$T/noout.py"; chmod 644 "$T/noout.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/noout.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["status"], r["exitCode"], r["error"]["code"], r["violations"][0]["code"]')" = \
+		"('failed', 0, 'output_contract', 'missing_required')" ] || die "$mode: output contract: $(cat "$_out")"
+	# Bounded capture: 200 KiB of output keeps max_output_bytes (64k).
+	printf 'import sys\nsys.stdout.write("x" * 200000)\n' >"$T/big.py"; chmod 644 "$T/big.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/big.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'len(r["stdout"]), r["truncated"]["stdout"]')" = "(65536, True)" ] ||
+		die "$mode: capture not bounded"
+	pass "$mode: program failure, output contract and bounded capture are told apart"
+
+	# 3. Harness lane: status error, exit 125, and the stage.
+	printf 'not a blob' >"$T/bad.cpol"; chmod 644 "$T/bad.cpol"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/bad.cpol" --code "$T/fail.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["status"], r["error"]["code"], r["error"]["details"]["where"]')" = \
+		"('error', 'sandbox_execution_failed', 'exec.harness.policy')" ] || die "$mode: bad blob: $(cat "$_out")"
+	printf '{"user":"u","roles":["analyst"],"colour":"red"}' >"$T/ctx.json"; chmod 644 "$T/ctx.json"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
+	expect_out "unknown key 'colour'"
+	expect_out exec.harness.context
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --agent nobody
+	expect_out "agent 'nobody' is not declared"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --run-dir "$rd"
+	expect_out exec.harness.rundir
+	head -c 70000 /dev/zero | tr '\0' '#' >"$T/huge.py"; chmod 644 "$T/huge.py"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/huge.py"
+	expect_out "over max_code_bytes"
+	leftovers
+	pass "$mode: harness errors name their stage (policy, context, rundir, code) and exit 125"
+	rm -rf "$TMPDIR_RUN"
+done
+
+# 4. Usage errors: exit 2, nothing run.
+expect_rc 2 "$CORDON" run --code x.py
+expect_err "needs --policy BLOB and --code FILE"
+expect_rc 2 "$CORDON" run --policy a --code b extra
+expect_rc 2 "$CORDON" run --bogus
+pass "usage errors exit 2"
