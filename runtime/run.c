@@ -371,6 +371,7 @@ static int stage_plan(struct run_ctx *c)
 	lp->interpreter = p->exec.interpreter;
 	lp->fsize = p->limits.max_file_bytes;
 	lp->nofile = p->limits.open_files;
+	lp->loopback = p->exec.network == CPOL_NET_LOOPBACK;
 	lp->landlock = (p->exec.flags & CPOL_EXE_F_LANDLOCK) != 0;
 	lp->filter = p->nseccomp ? p->seccomp : NULL;
 	lp->nfilter = p->nseccomp;

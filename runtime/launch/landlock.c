@@ -5,7 +5,8 @@
  * Landlock is the second wall behind the mount tree: read and execute
  * everywhere, writes only in the workspace and the policy's writable
  * mounts, devices only /dev/null, zero, random and urandom.  From ABI 4 all
- * TCP bind and connect are refused (there is no network namespace route out
+ * TCP bind and connect are refused unless the policy asks for loopback (there
+ * is no network namespace route out
  * anyway; this is defence in depth); from ABI 6 abstract Unix sockets and
  * signals are scoped to the sandbox.
  *
@@ -95,8 +96,9 @@ int landlock_apply(const struct launch_plan *lp, int *abi_out, char *msg, size_t
 	if (abi >= 5)
 		fs |= LL_FS_IOCTL_DEV;
 	attr.handled_access_fs = fs;
+	/* network: loopback means the program may use TCP on its own lo. */
 	if (abi >= 4) {
-		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		attr.handled_access_net = lp->loopback ? 0 : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		attr_size = 2 * sizeof(uint64_t);
 	}
 	if (abi >= 6) {

@@ -46,6 +46,7 @@ struct launch_plan {
 	/* rlimits; 0 means "not set by this layer" */
 	uint64_t fsize, nofile, nproc, as;
 
+	int loopback;           /* bring up lo in the empty net namespace */
 	int landlock;           /* apply landlock */
 	int need_landlock;      /* absence is a harness error */
 

@@ -12,7 +12,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -61,6 +64,27 @@ static int rlimits_apply(const struct launch_plan *lp, char *msg, size_t n)
 	return 0;
 }
 
+/* network: loopback gives the program 127.0.0.1 of its own, still in an
+ * empty namespace: nothing of the host's is reachable there. */
+static int loopback_up(char *msg, size_t n)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+out:
+	if (rc != 0)
+		snprintf(msg, n, "bring up lo: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* Every descriptor but 0-2 goes, including the error pipe: it is CLOEXEC,
  * so it stays usable until execve and closes there, which is how the
  * supervisor learns that exec succeeded. */
@@ -90,6 +114,9 @@ void launch_child(const struct launch_plan *lp)
 	/* 1. The root: needs CAP_SYS_ADMIN of our user namespace, so first. */
 	if (mounts_build(lp, msg, sizeof(msg)) != 0)
 		die(lp, "mounts", msg);
+	/* 1b. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
+	if (lp->loopback && loopback_up(msg, sizeof(msg)) != 0)
+		die(lp, "network", msg);
 	/* 2. Limits: lowering needs no privilege, and NPROC must be in place
 	 * before the uid it counts is ours. */
 	if (rlimits_apply(lp, msg, sizeof(msg)) != 0)
