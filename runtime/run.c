@@ -775,6 +775,30 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	return exit_code;
 }
 
+/* logs/supervisor.log: what the supervisor decided and why, for an
+ * operator reading a kept run directory (the result has the evidence). */
+static void log_supervisor(struct run_ctx *c, int rc)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	if (path_join(p, c->dir, "logs/supervisor.log") != 0)
+		return;
+	f = fopen(p, "wxe");
+	if (f == NULL)
+		return;
+	fprintf(f, "execution %s app %s\n", c->id, c->pol.meta.app ? c->pol.meta.app : "?");
+	fprintf(f, "caller %s, executor uid %u gid %u -> host %u/%u\n", c->rootless ? "rootless" : "root",
+		c->pol.exec.uid, c->pol.exec.gid, (unsigned)c->host_uid, (unsigned)c->host_gid);
+	if (c->cg_made)
+		fprintf(f, "cgroups: memory %s, pids %s%s%s\n", cgroup_kind_name(c->cg.mem_kind),
+			cgroup_kind_name(c->cg.pids_kind), c->cg.note[0] ? "; " : "", c->cg.note);
+	if (c->stage != NULL)
+		fprintf(f, "harness error at %s: %s\n", c->stage, c->msg);
+	fprintf(f, "exit %d\n", rc);
+	fclose(f);
+}
+
 int run_execute(const struct run_opts *o)
 {
 	struct run_ctx *c = calloc(1, sizeof(*c));
@@ -813,6 +837,8 @@ int run_execute(const struct run_opts *o)
 		if (c->dir[0] && !c->temp_dir && path_join(p, c->dir, "result.json") == 0)
 			write_whole(p, text, strlen(text), 0644);
 	}
+	if (c->dir[0] && !c->temp_dir)
+		log_supervisor(c, rc);
 	/* Nothing survives a run: processes (the pid namespace died with its
 	 * pid 1; the cgroup is emptied again to be sure), cgroups, the empty
 	 * root mount point, and a temporary run directory. */
