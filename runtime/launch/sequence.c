@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,8 +132,15 @@ void launch_child(const struct launch_plan *lp)
 	 * setting, so it is set here, and the supervisor re-checked. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(lp, "pdeathsig", strerror(errno));
-	if (getppid() != 0 && kill(getppid(), 0) != 0)
-		die(lp, "pdeathsig", "supervisor went away during setup");
+	{
+		/* getppid() is 0 across a pid namespace, so the sync pipe tells
+		 * instead: the supervisor holds its write end until we are
+		 * reaped, and a hang-up means it died before the line above. */
+		struct pollfd pfd = { .fd = lp->sync_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLERR)))
+			die(lp, "pdeathsig", "supervisor went away during setup");
+	}
 	/* 6. no_new_privs: required by landlock and seccomp for an
 	 * unprivileged caller, and makes setuid binaries inert. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
