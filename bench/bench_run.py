@@ -1,0 +1,521 @@
+"""bench_run.py - start-up cost of `cordon run` beside its peers (make bench).
+
+DESIGN.md section 8 sets the budget: `cordon run` of a trivial program costs
+at most a few milliseconds over bare `python3 -I -c pass`, and less than
+bubblewrap doing less.  This prints that comparison, measured in one run so the machine's
+mood is shared: every peer runs once per round, in a shuffled order, for
+BENCH_RUNS rounds after a few warm-up rounds.  Medians and p90s are reported
+as ratios to bare python and as milliseconds over it.
+
+A peer that is not installed or cannot start here (no user namespaces, a
+cgroup layout it refuses, ...) is skipped with its reason; only cordon itself
+failing to run is an error.  Nothing here adds code to the runtime: the
+breakdown rows time pieces of a run from the outside (the binary's own exec,
+the blob check, the Python loader cordon runs the program through, a cgroup
+attach).
+
+Usage: bench_run.py BUILD_DIR SRC_DIR   (as root for the peers and cgroups)
+"""
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PY = "/usr/bin/python3"
+RUNS = int(os.environ.get("BENCH_RUNS", "40"))
+CAFE_RUNS = int(os.environ.get("BENCH_CAFE_RUNS", str(max(5, RUNS // 2))))
+WARMUP = 3
+PACE = float(os.environ.get("BENCH_PACE", "0"))  # idle after a run, in run lengths
+W = 56  # name column
+
+# The loader cordon writes into the workspace (runtime/run.c MAIN_PY) and
+# runs instead of the program: its imports are part of what a run costs.
+LOADER = (
+    "import runpy, sys\n"
+    "sys.path.insert(0, '{d}')\n"
+    "sys.argv = ['user_code.py']\n"
+    "runpy.run_path('{d}/user_code.py', run_name='__main__')\n"
+)
+
+
+class Peer:
+    def __init__(self, name, argv, cwd=None, ok=None, env=None):
+        self.name = name
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.ok = ok or (lambda rc, out, err: rc == 0)
+        self.rc = None
+        self.times = []
+        self.bad = 0
+
+    def probe(self):
+        """One untimed run that must succeed; returns None or why it failed."""
+        try:
+            p = subprocess.run(self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return str(e)
+        if not self.ok(p.returncode, p.stdout, p.stderr):
+            why = (p.stderr or p.stdout).decode(errors="replace").strip().splitlines()
+            return "exit %d: %s" % (p.returncode, why[-1][:160] if why else "no output")
+        self.rc = p.returncode
+        return None
+
+    def once(self, keep=True):
+        # stdout and stderr go to /dev/null for every peer alike: cordon's
+        # result JSON is small, and reading it is the caller's cost, not ours.
+        # No timeout: with one, Popen.wait polls with growing sleeps and the
+        # figures come out in steps of its polling interval.  Each peer ran
+        # once as a probe, and cordon has its own timeout.
+        t0 = time.perf_counter_ns()
+        rc = subprocess.run(self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        dt = (time.perf_counter_ns() - t0) / 1e6
+        # BENCH_PACE=1 idles as long as the run took, so each run meets the
+        # kernel the way a sandbox called now and then does (see
+        # cgroup_attach_ms); by default runs follow each other at once.
+        if PACE > 0:
+            time.sleep(dt * PACE / 1e3)
+        if keep:
+            self.times.append(dt)
+            if rc != self.rc:
+                self.bad += 1
+
+
+def bwrap_argv(ws, extra, py_args):
+    """bubblewrap set up like the cafe policy, as far as it goes: every
+    namespace, the same read-only binds, tmpfs /tmp, the workspace rw, uid
+    1001, no capabilities.  It has no seccomp, landlock, limits, supervisor
+    or result, which cordon's figure includes."""
+    return (["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+             "--ro-bind", "/usr", "/usr", "--ro-bind", "/lib", "/lib", "--ro-bind", "/lib64", "/lib64",
+             "--ro-bind", "/etc/alternatives", "/etc/alternatives",
+             "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--bind", ws, "/workspace"]
+            + extra + ["--uid", "1001", "--gid", "1000", "--cap-drop", "ALL", PY, "-I"] + py_args)
+
+
+def p90(xs):
+    s = sorted(xs)
+    return s[max(0, -(-9 * len(s) // 10) - 1)]
+
+
+def interleave(peers, rounds):
+    rng = random.Random(1993)
+    for r in range(WARMUP + rounds):
+        order = peers[:]
+        rng.shuffle(order)
+        for p in order:
+            p.once(keep=r >= WARMUP)
+
+
+def table(title, peers, base, rounds):
+    print()
+    print("%s: %d interleaved rounds after %d warm-up, medians of wall time" % (title, rounds, WARMUP))
+    print("  %-*s %9s %8s %8s %8s %9s" % (W, "peer", "median ms", "p90 ms", "min ms", "x bare", "+ms bare"))
+    bm = statistics.median(base.times)
+    for p in peers:
+        m = statistics.median(p.times)
+        flag = "  (%d runs exited differently from the probe)" % p.bad if p.bad else ""
+        print("  %-*s %9.2f %8.2f %8.2f %8.2f %+9.2f%s"
+              % (W, p.name, m, p90(p.times), min(p.times), m / bm, m - bm, flag))
+    # Bare python's start-up hardly varies on a quiet machine; a median far
+    # above its best run means something else had the CPUs, and every row
+    # is suspect.
+    if bm > 1.25 * min(base.times):
+        print("  warning: noisy machine: bare python's median is %.0f%% above its best run; rerun when quiet"
+              % (100 * (bm / min(base.times) - 1)))
+
+
+def cordon_ok(need_success):
+    """cordon run's probe: the program itself must have exited 0.
+
+    A `pass` program writes no summary.txt, which the cafe policy declares
+    required, so that run ends "failed" with error output_contract (exit 1)
+    after the full run: accepted for the start-up figure, nothing else is."""
+    def ok(rc, out, err):
+        try:
+            r = json.loads(out)
+        except ValueError:
+            return False
+        if r.get("exitCode") != 0:
+            return False
+        if r.get("status") == "succeeded":
+            return True
+        return not need_success and (r.get("error") or {}).get("code") == "output_contract"
+    return ok
+
+
+def crun_bundle(tmp, ws, args):
+    """An OCI bundle close to the cafe policy: ro binds, tmpfs /tmp, the
+    workspace rw, uid 1001, no capabilities, memory and pids limits."""
+    b = os.path.join(tmp, "oci")
+    os.makedirs(os.path.join(b, "rootfs"), exist_ok=True)
+    if os.path.exists(os.path.join(b, "config.json")):
+        os.unlink(os.path.join(b, "config.json"))
+    subprocess.run(["crun", "spec"], cwd=b, check=True, capture_output=True)
+    with open(os.path.join(b, "config.json")) as f:
+        c = json.load(f)
+    p = c["process"]
+    p["terminal"] = False
+    p["user"] = {"uid": 1001, "gid": 1000}
+    p["args"] = args
+    p["cwd"] = "/workspace"
+    p["env"] = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
+    p["capabilities"] = {k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")}
+    p["noNewPrivileges"] = True
+    c["root"] = {"path": "rootfs", "readonly": True}
+    keep = ("/proc", "/dev", "/dev/shm", "/dev/mqueue")
+    mounts = [m for m in c["mounts"] if m["destination"] in keep]
+    for d in ("/usr", "/lib", "/lib64", "/etc/alternatives"):
+        if os.path.exists(d):
+            mounts.append({"destination": d, "type": "bind", "source": d, "options": ["rbind", "ro"]})
+    mounts.append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
+                   "options": ["nosuid", "nodev", "mode=1777", "size=64m"]})
+    mounts.append({"destination": "/workspace", "type": "bind", "source": ws, "options": ["rbind", "rw"]})
+    c["mounts"] = mounts
+    lx = c["linux"]
+    lx["namespaces"] = [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount", "cgroup")]
+    lx.setdefault("resources", {})["memory"] = {"limit": 1 << 30}
+    lx["resources"]["pids"] = {"limit": 64}
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(c, f, indent=1)
+    return b
+
+
+def mount_ns(tmp, name, cmd):
+    """A mount namespace kept open in a file under tmp after running cmd in
+    it; returns the nsenter prefix that runs a command there, or the reason
+    it could not be made.  main() unmounts the file at the end."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("nsenter"):
+        return None, "needs root, unshare and nsenter"
+    ns = os.path.join(tmp, name)
+    open(ns, "w").close()
+    r = subprocess.run(["unshare", "--mount=" + ns, "--propagation", "private"] + cmd, capture_output=True)
+    if r.returncode != 0:
+        return None, r.stderr.decode(errors="replace").strip()
+    return ["nsenter", "--mount=" + ns], None
+
+
+def crun_prefix(tmp, notes):
+    """crun refuses a hybrid cgroup host whose cgroup2 tree has controllers
+    ("cgroups in hybrid mode not supported").  As root, run it in a mount
+    namespace made once where /sys/fs/cgroup/unified is unmounted, so crun
+    sees plain v1 and uses it the way cordon does; nsenter's own exec is
+    then part of crun's figure (its cost is printed beside it)."""
+    t = subprocess.run(["crun", "--version"], capture_output=True)
+    if t.returncode != 0:
+        return None, "crun --version failed"
+    try:
+        with open("/sys/fs/cgroup/unified/cgroup.controllers") as f:
+            hybrid = f.read().strip() != ""
+    except OSError:
+        hybrid = False
+    if not hybrid:
+        return [], None
+    prefix, why = mount_ns(tmp, "crun-mntns", ["umount", "/sys/fs/cgroup/unified"])
+    if prefix is None:
+        return None, "hybrid cgroups with controllers in cgroup2, which crun refuses, could not be hidden: " + why
+    notes.append("crun: hybrid cgroup host; crun runs via `nsenter --mount` into a namespace without "
+                 "/sys/fs/cgroup/unified (it refuses hybrid mode)")
+    return prefix, None
+
+
+class CrunPeer(Peer):
+    """`crun run` needs a fresh container id each time."""
+
+    def __init__(self, name, prefix, state, bundle):
+        super().__init__(name, None)
+        self.prefix, self.state, self.bundle, self.n = prefix, state, bundle, 0
+        self._next()
+
+    def _next(self):
+        self.n += 1
+        self.argv = self.prefix + ["crun", "--root", self.state, "--cgroup-manager=cgroupfs",
+                                   "run", "--bundle", self.bundle, "cordon-bench-%d-%d" % (os.getpid(), self.n)]
+
+    def probe(self):
+        r = super().probe()
+        self._next()
+        return r
+
+    def once(self, keep=True):
+        super().once(keep)
+        self._next()
+
+
+def cgroup_attach_ms(rounds):
+    """Moving a process into a cgroup takes cgroup_threadgroup_rwsem for
+    writing; after ~a grace period with no writer the kernel has switched the
+    semaphore back to its per-CPU fast path and the next writer waits for an
+    RCU grace period.  A sandbox started now and then pays that every time:
+    timed here as attach after 50 ms idle, the way one run follows another."""
+    lines = open("/proc/self/cgroup").read().splitlines()
+    base = None
+    for ln in lines:
+        _, ctl, path = ln.split(":", 2)
+        if "pids" in ctl.split(","):
+            base = "/sys/fs/cgroup/pids" + path
+    if base is None:
+        for ln in lines:
+            if ln.startswith("0::") and os.path.exists("/sys/fs/cgroup/cgroup.procs"):
+                base = "/sys/fs/cgroup" + ln[3:]
+    if base is None:
+        return None
+    d = os.path.join(base, "cordon-bench-%d" % os.getpid())
+    try:
+        os.mkdir(d)
+    except OSError:
+        return None
+    ts = []
+    try:
+        for _ in range(rounds):
+            child = subprocess.Popen(["sleep", "5"])
+            time.sleep(0.05)
+            t0 = time.perf_counter_ns()
+            with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                f.write(str(child.pid))
+            ts.append((time.perf_counter_ns() - t0) / 1e6)
+            child.kill()
+            child.wait()
+    except OSError:
+        ts = None
+    finally:
+        for _ in range(50):
+            try:
+                os.rmdir(d)
+                break
+            except OSError:
+                time.sleep(0.01)
+    return ts
+
+
+def derive(crd, bw, parts):
+    """cordon's extra time split three ways, from differences of medians."""
+    med = {p.name.strip(): statistics.median(p.times) for p in parts}
+    loader = med.get("python3 -I main.py (cordon's runpy loader), bare")
+    plain = med.get("python3 -I user_code.py (pass, no loader), bare")
+    hidden = med.get("cordon run, cgroups hidden (rlimits), nsenter")
+    ns, true = med.get("nsenter --mount /bin/true"), med.get("/bin/true (exec floor)")
+    if None in (loader, plain, hidden, ns, true):
+        return
+    run = statistics.median(crd.times)
+    no_cg = hidden - (ns - true)
+    rest = no_cg - loader
+    print("  derived: cgroups %.1f ms (run - run with cgroups hidden, nsenter's cost taken off), "
+          "runpy loader %.1f ms (main.py - user_code.py), the rest %.1f ms (exec, namespaces, "
+          "mounts, landlock, seccomp, supervisor, result; bubblewrap's whole overhead: %s)"
+          % (run - no_cg, loader - plain, rest,
+             "%.1f ms" % (statistics.median(bw.times) - plain) if bw else "not measured"))
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: bench_run.py BUILD_DIR SRC_DIR", file=sys.stderr)
+        return 2
+    build, src = (os.path.abspath(a) for a in sys.argv[1:])
+    cordon, cordonc = os.path.join(build, "cordon"), os.path.join(build, "cordonc")
+    notes, skipped = [], []
+    tmp = tempfile.mkdtemp(prefix="cordon-bench.")
+    # The sandboxes run as uid 1001 and must be able to reach the workspace
+    # they bind from here.
+    os.chmod(tmp, 0o755)
+    try:
+        return run(build, src, cordon, cordonc, tmp, notes, skipped)
+    finally:
+        for ns in ("crun-mntns", "nocgroup-mntns"):
+            if os.path.exists(os.path.join(tmp, ns)):
+                subprocess.run(["umount", os.path.join(tmp, ns)], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(build, src, cordon, cordonc, tmp, notes, skipped):
+    blob = os.path.join(tmp, "cafe.cpol")
+    cafe = os.path.join(src, "examples", "cafe")
+    r = subprocess.run([cordonc, "compile", os.path.join(cafe, "app.yaml"), os.path.join(cafe, "tools.yaml"),
+                        "-o", blob], capture_output=True)
+    if r.returncode != 0:
+        print("bench_run: cordonc compile failed: " + r.stderr.decode(errors="replace"), file=sys.stderr)
+        return 1
+    code = os.path.join(tmp, "pass.py")
+    with open(code, "w") as f:
+        f.write("pass\n")
+    ws = os.path.join(tmp, "ws")
+    os.mkdir(ws)
+    os.chmod(ws, 0o777)
+    loader_dir = os.path.join(tmp, "loader")
+    os.mkdir(loader_dir)
+    shutil.copy(code, os.path.join(loader_dir, "user_code.py"))
+    with open(os.path.join(loader_dir, "main.py"), "w") as f:
+        f.write(LOADER.format(d=loader_dir))
+
+    bare = Peer("bare python3 -I -c pass", [PY, "-I", "-c", "pass"])
+    crd = Peer("cordon run (cafe policy, pass)", [cordon, "run", "--policy", blob, "--code", code],
+               ok=cordon_ok(False))
+    peers = [bare, crd]
+    why = crd.probe()
+    if why:
+        print("bench_run: cordon run cannot run here: " + why, file=sys.stderr)
+        return 1
+    bare.probe()
+
+    if shutil.which("bwrap"):
+        bw = Peer("bubblewrap (ns, ro binds, uid 1001, no caps)", bwrap_argv(ws, [], ["-c", "pass"]))
+        why = bw.probe()
+        (skipped.append(("bubblewrap", why)) if why else peers.append(bw))
+    else:
+        skipped.append(("bubblewrap", "bwrap not installed"))
+
+    if shutil.which("firejail"):
+        fj = Peer("firejail (net none, private home/tmp/dev, seccomp)",
+                  ["firejail", "--quiet", "--noprofile", "--net=none", "--ipc-namespace", "--caps.drop=all",
+                   "--nonewprivs", "--seccomp", "--private-tmp", "--private-dev", "--private=" + ws,
+                   PY, "-I", "-c", "pass"])
+        why = fj.probe()
+        if why:
+            skipped.append(("firejail", why))
+        else:
+            peers.append(fj)
+            if os.geteuid() == 0:
+                notes.append("firejail: started as root it keeps uid 0 inside (no uid drop), and it "
+                             "bind-mounts over the host's / rather than building a new root")
+    else:
+        skipped.append(("firejail", "not installed"))
+
+    nsenter_peer = None
+    if shutil.which("crun"):
+        prefix, why = crun_prefix(tmp, notes)
+        if prefix is not None:
+            state = os.path.join(tmp, "crun-state")
+            os.mkdir(state)
+            bundle = crun_bundle(tmp, ws, [PY, "-I", "-c", "pass"])
+            cr = CrunPeer("crun run (OCI bundle, ro binds, uid 1001)" + (" via nsenter" if prefix else ""),
+                          prefix, state, bundle)
+            why = cr.probe()
+            if not why:
+                peers.append(cr)
+                if prefix:
+                    nsenter_peer = Peer("  nsenter --mount /bin/true", prefix + ["/bin/true"])
+        if why:
+            skipped.append(("crun", why))
+    else:
+        skipped.append(("crun", "not installed"))
+
+    # The breakdown rows: pieces of a cordon run timed from outside.
+    parts = [
+        Peer("  cordon --version (exec, dynamic linking)", [cordon, "--version"]),
+        Peer("  cordon check-policy (+ blob map, SHA-256, checks)", [cordon, "check-policy", blob]),
+        Peer("  python3 -I main.py (cordon's runpy loader), bare", [PY, "-I", os.path.join(loader_dir, "main.py")]),
+        Peer("  python3 -I user_code.py (pass, no loader), bare", [PY, "-I", os.path.join(loader_dir, "user_code.py")]),
+    ]
+    # cordon with no cgroup filesystem in sight falls back to rlimits: the
+    # difference to the plain run is what the cgroup setup, attach and
+    # teardown cost (less nsenter's exec, shown on its own row).
+    prefix, why = mount_ns(tmp, "nocgroup-mntns", ["mount", "-t", "tmpfs", "none", "/sys/fs/cgroup"])
+    if prefix:
+        parts.append(Peer("  cordon run, cgroups hidden (rlimits), nsenter", prefix + crd.argv,
+                          ok=cordon_ok(False)))
+        if nsenter_peer is None:
+            nsenter_peer = Peer("  nsenter --mount /bin/true", prefix + ["/bin/true"])
+    if nsenter_peer:
+        parts += [nsenter_peer, Peer("  /bin/true (exec floor)", ["/bin/true"])]
+    parts = [p for p in parts if p.probe() is None]
+
+    # The load average goes with the figures: other work on a small machine
+    # moves every row, the ratios less than the milliseconds.
+    print("cordon start-up beside its peers (DESIGN.md section 8); python: %s, kernel %s, %d CPUs, load %.2f"
+          % (PY, os.uname().release, os.cpu_count(), os.getloadavg()[0]))
+    interleave(peers + parts, RUNS)
+    table("start-up, trivial program", peers, bare, RUNS)
+    for name, why in skipped:
+        print("  skipped %-10s %s" % (name + ":", why))
+    bm = statistics.median(bare.times)
+    cm = statistics.median(crd.times)
+    bwp = [p for p in peers if p.name.startswith("bubblewrap")]
+    if bwp:
+        wm = statistics.median(bwp[0].times)
+        print("  cordon run < bwrap: %s (cordon %.2f ms, bwrap %.2f ms, %+.2f ms)"
+              % ("yes" if cm < wm else "NO", cm, wm, cm - wm))
+    else:
+        print("  cordon run < bwrap: not measured (bubblewrap skipped)")
+    print("  cordon run over bare python: %+.2f ms (budget: a few ms)" % (cm - bm))
+
+    table("where cordon run's time goes (outside view, same rounds)", parts, bare, RUNS)
+    derive(crd, bwp[0] if bwp else None, parts)
+    cg = cgroup_attach_ms(10) if os.geteuid() == 0 else None
+    if cg:
+        print("  %-*s %9.2f %8.2f %8.2f   (cordon attaches to memory, then pids)"
+              % (W, "  one cgroup attach after 50 ms idle", statistics.median(cg), p90(cg), min(cg)))
+
+    user_code = os.path.join(cafe, "user_code.py")
+    if CAFE_RUNS <= 0:
+        print("\ncafe program: BENCH_CAFE_RUNS=0, skipped")
+    elif os.path.exists(user_code):
+        cafe_bench(cordon, blob, cafe, user_code, tmp, skipped)
+    else:
+        print("\ncafe program: examples/cafe/user_code.py not present, skipped")
+
+    for n in notes:
+        print("note: " + n)
+    return 0
+
+
+def cafe_bench(cordon, blob, cafe, user_code, tmp, skipped):
+    """The example program end to end: numpy import and a solve, under cordon
+    run against bare python running the same file in a scratch directory
+    (its /workspace paths pointed there) and against bubblewrap."""
+    inputs = [os.path.join(cafe, f) for f in sorted(os.listdir(cafe))
+              if f not in ("user_code.py",) and not f.endswith((".yaml", ".yml", ".md"))
+              and os.path.isfile(os.path.join(cafe, f))]
+    args = [cordon, "run", "--policy", blob, "--code", user_code]
+    for i in inputs:
+        args += ["--input", i]
+    crd = Peer("cordon run (cafe policy, user_code.py)", args, ok=cordon_ok(True))
+
+    bdir = os.path.join(tmp, "cafe-bare")
+    for sub in ("work", "out"):
+        os.makedirs(os.path.join(bdir, sub))
+    for i in inputs:
+        shutil.copy(i, os.path.join(bdir, "work"))
+    with open(user_code) as f:
+        text = f.read().replace("/workspace/", bdir + "/")
+    with open(os.path.join(bdir, "work", "user_code.py"), "w") as f:
+        f.write(text)
+    # The policy's environment, so BLAS starts the same single thread.
+    env = dict(os.environ, LANG="C.UTF-8", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    bare = Peer("bare python3 -I user_code.py", [PY, "-I", "user_code.py"], cwd=os.path.join(bdir, "work"),
+                env=env)
+
+    peers = []
+    for p in (bare, crd):
+        why = p.probe()
+        if why:
+            print("\ncafe program: %s cannot run (%s), skipped" % (p.name, why))
+            return
+        peers.append(p)
+
+    if shutil.which("bwrap") and not any(n == "bubblewrap" for n, _ in skipped):
+        wdir = os.path.join(tmp, "cafe-bwrap")
+        for sub in ("work", "out"):
+            os.makedirs(os.path.join(wdir, sub))
+            os.chmod(os.path.join(wdir, sub), 0o777)
+        for i in inputs:
+            shutil.copy(i, os.path.join(wdir, "work"))
+        shutil.copy(user_code, os.path.join(wdir, "work"))
+        bw = Peer("bubblewrap, same binds, user_code.py",
+                  bwrap_argv(wdir, ["--chdir", "/workspace/work", "--setenv", "LANG", "C.UTF-8",
+                                    "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1"],
+                             ["user_code.py"]))
+        if bw.probe() is None:
+            peers.append(bw)
+    interleave(peers, CAFE_RUNS)
+    table("cafe program (examples/cafe/user_code.py, numpy solve)", peers, bare, CAFE_RUNS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
