@@ -1139,3 +1139,55 @@ const char *cgroup_kind_name(enum cg_kind k)
 	}
 	return "none";
 }
+
+/*
+ * A supervisor killed with SIGKILL cannot remove its cgroups; its executor
+ * died with it (pdeathsig, pid namespace), so they are left empty.  Each
+ * run sweeps its siblings: names are cordon-<supervisor pid>-<id>, and one
+ * whose supervisor no longer exists is removed.  rmdir itself refuses a
+ * cgroup that still has processes (EBUSY), and a reused pid only makes the
+ * sweep skip a stale one until a later run.
+ */
+
+static void cg_sweep_parent(const char *dir)
+{
+	char parent[PATH_MAX], child[PATH_MAX];
+	char *slash;
+	DIR *d;
+	struct dirent *e;
+
+	if (dir[0] == '\0' || snprintf(parent, sizeof(parent), "%s", dir) >= (int)sizeof(parent))
+		return;
+	slash = strrchr(parent, '/');
+	if (slash == NULL || slash == parent)
+		return;
+	*slash = '\0';
+	d = opendir(parent);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "cordon-", 7) != 0)
+			continue;
+		pid = strtol(e->d_name + 7, &end, 10);
+		if (end == e->d_name + 7 || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+		    snprintf(child, sizeof(child), "%s/%s", parent, e->d_name) >= (int)sizeof(child) ||
+		    lstat(child, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		rmdir(child);
+	}
+	closedir(d);
+}
+
+void cgroup_sweep_stale(const struct cg_run *cg)
+{
+	if (cg->plain_files)
+		return;
+	if (cg->mem_kind != CG_NONE)
+		cg_sweep_parent(cg->mem_dir);
+	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0)
+		cg_sweep_parent(cg->pids_dir);
+}

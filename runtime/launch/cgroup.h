@@ -118,6 +118,11 @@ int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t 
  */
 int cgroup_destroy(struct cg_run *cg, char *err, size_t errlen);
 
+/* Remove sibling cgroups named cordon-<pid>-* whose supervisor pid no
+ * longer exists: what a killed supervisor left (rmdir refuses any with
+ * processes). */
+void cgroup_sweep_stale(const struct cg_run *cg);
+
 /* "cgroup-v1", "cgroup-v2", "none": the enforcement object's words. */
 const char *cgroup_kind_name(enum cg_kind k);
 

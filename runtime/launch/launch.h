@@ -58,7 +58,8 @@ struct launch_plan {
 	unsigned nenv;
 
 	int err_fd;    /* child -> supervisor: "stage\tmessage" then exit */
-	int sync_fd;   /* supervisor -> child: one byte once maps and cgroups are set */
+	int sync_fd;   /* supervisor -> child: a byte once the maps are written,
+			* a second once the cgroups are attached */
 	int stdin_fd, stdout_fd, stderr_fd;
 };
 

@@ -105,9 +105,8 @@ void launch_child(const struct launch_plan *lp)
 	sigset_t all;
 	int abi = 0;
 
-	/* 0. Wait until the supervisor has written our id maps and put us in
-	 * our cgroups: nothing below may run uncounted or unmapped.  EOF
-	 * means the supervisor is gone. */
+	/* 0. Wait until the supervisor has written our id maps: nothing below
+	 * may run unmapped.  EOF means the supervisor is gone. */
 	if (read(lp->sync_fd, &byte, 1) != 1)
 		die(lp, "sync", "supervisor went away before setup");
 	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
@@ -148,6 +147,12 @@ void launch_child(const struct launch_plan *lp)
 	/* 7. Landlock, after pivot_root: its rules name the new root's paths. */
 	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
 		die(lp, "landlock", msg);
+	/* 7b. The supervisor attaches us to our cgroups while we build the
+	 * root above (on cgroup v1 a move can wait for an RCU grace period,
+	 * milliseconds we need not spend in series); the program must not
+	 * start before the second byte says it is done. */
+	if (read(lp->sync_fd, &byte, 1) != 1)
+		die(lp, "sync", "supervisor went away before the cgroups were set");
 	/* 8. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));

@@ -25,8 +25,12 @@ as_user() {
 }
 
 leftovers() {
-	n=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-*' 2>/dev/null | wc -l)
-	[ "$n" -eq 0 ] || die "$mode: $n cgroup directories left behind"
+	# cgroups are named cordon-<supervisor pid>-<id>: one whose supervisor
+	# is gone was left behind (live ones may belong to concurrent runs).
+	for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-*' 2>/dev/null); do
+		p=$(basename "$d" | cut -d- -f2)
+		kill -0 "$p" 2>/dev/null || die "$mode: cgroup left behind: $d"
+	done
 	ls "$TMPDIR_RUN" | grep -q cordon-run && die "$mode: temporary run directory left behind"
 	grep -q "$T" /proc/self/mountinfo && die "$mode: a mount under the test dir is visible on the host"
 	return 0
