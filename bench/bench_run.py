@@ -34,13 +34,14 @@ PACE = float(os.environ.get("BENCH_PACE", "0"))  # idle after a run, in run leng
 W = 56  # name column
 
 # The loader cordon writes into the workspace (runtime/run.c MAIN_PY) and
-# runs instead of the program: its imports are part of what a run costs.
-LOADER = (
-    "import runpy, sys\n"
-    "sys.path.insert(0, '{d}')\n"
-    "sys.argv = ['user_code.py']\n"
-    "runpy.run_path('{d}/user_code.py', run_name='__main__')\n"
-)
+# runs instead of the program: its cost is part of what a run costs.  It is
+# taken from a real run directory, so the bench measures what cordon ships.
+def cordon_loader(cordon, blob, code, tmp):
+    rd = os.path.join(tmp, "loader-rd")
+    subprocess.run([cordon, "run", "--policy", blob, "--code", code, "--run-dir", rd],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(os.path.join(rd, "work", "main.py")) as f:
+        return f.read()
 
 
 class Peer:
@@ -298,7 +299,7 @@ def cgroup_attach_ms(rounds):
 def derive(crd, bw, parts):
     """cordon's extra time split three ways, from differences of medians."""
     med = {p.name.strip(): statistics.median(p.times) for p in parts}
-    loader = med.get("python3 -I main.py (cordon's runpy loader), bare")
+    loader = med.get("python3 -I main.py (cordon's loader), bare")
     plain = med.get("python3 -I user_code.py (pass, no loader), bare")
     hidden = med.get("cordon run, cgroups hidden (rlimits), nsenter")
     ns, true = med.get("nsenter --mount /bin/true"), med.get("/bin/true (exec floor)")
@@ -308,7 +309,7 @@ def derive(crd, bw, parts):
     no_cg = hidden - (ns - true)
     rest = no_cg - loader
     print("  derived: cgroups %.1f ms (run - run with cgroups hidden, nsenter's cost taken off), "
-          "runpy loader %.1f ms (main.py - user_code.py), the rest %.1f ms (exec, namespaces, "
+          "loader %.1f ms (main.py - user_code.py), the rest %.1f ms (exec, namespaces, "
           "mounts, landlock, seccomp, supervisor, result; bubblewrap's whole overhead: %s)"
           % (run - no_cg, loader - plain, rest,
              "%.1f ms" % (statistics.median(bw.times) - plain) if bw else "not measured"))
@@ -352,7 +353,7 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
     os.mkdir(loader_dir)
     shutil.copy(code, os.path.join(loader_dir, "user_code.py"))
     with open(os.path.join(loader_dir, "main.py"), "w") as f:
-        f.write(LOADER.format(d=loader_dir))
+        f.write(cordon_loader(cordon, blob, code, tmp).replace("/workspace/work", loader_dir))
 
     bare = Peer("bare python3 -I -c pass", [PY, "-I", "-c", "pass"])
     crd = Peer("cordon run (cafe policy, pass)", [cordon, "run", "--policy", blob, "--code", code],
@@ -410,7 +411,7 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
     parts = [
         Peer("  cordon --version (exec, dynamic linking)", [cordon, "--version"]),
         Peer("  cordon check-policy (+ blob map, SHA-256, checks)", [cordon, "check-policy", blob]),
-        Peer("  python3 -I main.py (cordon's runpy loader), bare", [PY, "-I", os.path.join(loader_dir, "main.py")]),
+        Peer("  python3 -I main.py (cordon's loader), bare", [PY, "-I", os.path.join(loader_dir, "main.py")]),
         Peer("  python3 -I user_code.py (pass, no loader), bare", [PY, "-I", os.path.join(loader_dir, "user_code.py")]),
     ]
     # cordon with no cgroup filesystem in sight falls back to rlimits: the
