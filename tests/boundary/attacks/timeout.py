@@ -1,0 +1,20 @@
+# Sleep past the policy's timeout (5s), after starting a setsid'd daemon
+# that carries the runner's marker: the supervisor must end the run as
+# timed_out and nothing of it may survive (DESIGN.md section 6, process).
+import os
+import time
+
+import blib
+
+marker = blib.params()["marker"]
+if os.fork() == 0:
+    try:
+        os.setsid()                                    # ENOSYS under python-compute
+    except OSError:
+        pass
+    if os.fork() == 0:
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", "-c", "import time; time.sleep(120)", marker])
+    os._exit(0)
+os.wait()
+blib.report("timeout", None, None, "sleeping past the timeout")
+time.sleep(60)

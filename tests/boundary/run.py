@@ -1,0 +1,727 @@
+#!/usr/bin/python3
+# run.py - the boundary tests of one mode (root or rootless): every attack in
+# attacks/ runs inside `cordon run`, and each check asserts that the attack
+# failed and which layer stopped it (README.md).  run.sh calls this once as
+# root and once as an unprivileged user.
+#
+#   BUILD=DIR (cordon, cordonc)  POLICIES=DIR (shipped profiles)
+#   /usr/bin/python3 run.py root|rootless
+#
+# Each check prints one line, "ok|FAIL MODE CHECK LAYER EVIDENCE"; the exit
+# status is 1 when any check failed.  Layer names and how each is decided
+# are in README.md.  Expectations differ between the modes only where the
+# mechanism does: memory and pids (cgroup as root, rlimit rootless) and who
+# owns the executor's files on the host.
+import concurrent.futures
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+import blib  # noqa: E402  (the attacks' helpers; marker_pids serves both sides)
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
+BUILD = os.environ["BUILD"]
+POLICIES = os.environ["POLICIES"]
+CORDON = os.path.join(BUILD, "cordon")
+CORDONC = os.path.join(BUILD, "cordonc")
+BLIB = os.path.join(HERE, "blib.py")
+SECRET = "boundary-secret-" + secrets.token_hex(12)
+TIMEOUT_S = 5  # app.yaml's timeout
+
+if (MODE == "root") != (os.geteuid() == 0):
+    sys.exit("run.py: mode %s does not match euid %d" % (MODE, os.geteuid()))
+
+results = []            # one bool a check: passed (or a known failure)
+exec_ids = set()        # every execution this run made: their cgroups must be gone
+markers = []            # every marker a sandboxed process carried
+notes = []
+lock = threading.Lock()
+
+
+# Holes found by these tests and not fixed yet (README.md, "Known
+# failures"): the check still runs and still fails, but prints XFAIL and
+# does not fail the suite, unless BOUNDARY_STRICT=1.  When one passes it
+# prints XPASS: the runtime was fixed, remove it from here.
+KNOWN = {
+    "supervisor_sigkill_during_setup": (("root", "rootless"),
+        "the executor keeps its inherited copy of the sync pipe's write end until step 8, so neither "
+        "the read at step 0 nor the hang-up poll after PR_SET_PDEATHSIG (runtime/launch/sequence.c) "
+        "can see the supervisor die: killed in that window, it leaves the executor running unsupervised"),
+    "signal_process_group[no-landlock]": (("rootless",),
+        "the executor stays in cordon's process group and session; rootless, only landlock's signal "
+        "scope (ABI 6+) keeps kill(0, sig) from the supervisor and every process of its group"),
+}
+STRICT = os.environ.get("BOUNDARY_STRICT") == "1"
+
+
+def emit(ok, name, layer, evidence):
+    known = name in KNOWN and MODE in KNOWN[name][0] and not STRICT
+    tag = ("XPASS" if known else "ok  ") if ok else ("XFAIL" if known else "FAIL")
+    line = "%s %s %s %s %s" % (tag, MODE, name, layer or "-", " ".join(str(evidence).split()))
+    if known:
+        line += " [known hole: %s]" % KNOWN[name][1]
+    with lock:
+        results.append(ok or known)
+        print(line[:600] if not known else line, flush=True)
+
+
+# --- the host side: a TCP server and an abstract Unix socket ------------
+
+class Listener:
+    """Counts connections made to a socket on the host's side."""
+
+    def __init__(self, sock):
+        self.sock, self.count = sock, 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.count += 1
+            c.close()
+
+
+tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+tcp.bind(("127.0.0.1", 0))
+tcp.listen(16)
+TCP = Listener(tcp)
+ABSTRACT = "cordon-boundary-" + secrets.token_hex(8)
+ab = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+ab.bind("\0" + ABSTRACT)
+ab.listen(16)
+ABS = Listener(ab)
+
+
+def host_nameserver():
+    try:
+        with open("/etc/resolv.conf") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 2 and w[0] == "nameserver" and ":" not in w[1]:
+                    return w[1]
+    except OSError:
+        pass
+    return None
+
+
+# --- running one program -----------------------------------------------
+
+W = tempfile.mkdtemp(prefix="cordon-boundary-")
+os.chmod(W, 0o755)        # the executor (uid 1001 as root) walks through to its workspace
+RUNTMP = os.path.join(W, "tmp")   # TMPDIR of cordon: its temporary run directories land here
+os.mkdir(RUNTMP)
+os.chmod(RUNTMP, 0o755)
+
+
+def new_marker(name):
+    m = "cordon-boundary-%s-%s-%s" % (MODE, name, secrets.token_hex(6))
+    with lock:
+        markers.append(m)
+    return m
+
+
+marker_pids = blib.marker_pids    # host pids whose command line holds a marker
+
+
+class Run:
+    """One `cordon run`, started through sh so the supervisor's pid is in a
+    file before cordon reads its inputs (kill_supervisor needs it)."""
+
+    def __init__(self, policy, attack, params=None, run_dir=None, prefix=()):
+        self.pdir = tempfile.mkdtemp(dir=W)
+        os.chmod(self.pdir, 0o755)
+        pfile = os.path.join(self.pdir, "params.json")
+        with open(pfile, "w") as f:
+            json.dump(params or {}, f)
+        pidfile = os.path.join(self.pdir, "supervisor.pid")
+        cmd = ["/bin/sh", "-c", 'echo $$ >"$0" && exec "$@"', pidfile, *prefix, CORDON, "run",
+               "--policy", BLOBS[policy], "--code", os.path.join(HERE, "attacks", attack + ".py"),
+               "--input", BLIB, "--input", pfile, "--input", pidfile]
+        if run_dir:
+            cmd += ["--run-dir", run_dir]
+        env = {"PATH": "/usr/bin:/bin", "TMPDIR": RUNTMP, "BOUNDARY_HOST_SECRET": SECRET}
+        if "ASAN_OPTIONS" in os.environ:
+            env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
+        self.t0 = time.monotonic()
+        # its own session: a program that signals its process group reaches
+        # the supervisor, never this runner
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  start_new_session=True)
+
+    def wait(self, limit=60):
+        try:
+            out, err = self.p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+        self.elapsed = time.monotonic() - self.t0
+        self.rc = self.p.returncode
+        self.stderr = err.decode("utf-8", "replace")
+        try:
+            self.res = json.loads(out.decode())
+        except ValueError:
+            self.res = {"status": "unparsable", "raw": out.decode("utf-8", "replace")[:300]}
+        if self.res.get("executionId"):
+            with lock:
+                exec_ids.add(self.res["executionId"])
+        shutil.rmtree(self.pdir, ignore_errors=True)
+        self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
+        return self
+
+
+def describe(r):
+    """A failed check's evidence: what the run said."""
+    res = r.res
+    bits = ["status=%s rc=%s" % (res.get("status"), r.rc)]
+    if res.get("error"):
+        bits.append("error=%s" % json.dumps(res["error"]))
+    if r.result:
+        bits.append("result=%s" % json.dumps({k: r.result.get(k) for k in ("blocked", "layer", "evidence")}))
+    if res.get("stderr"):
+        bits.append("program stderr: %s" % res["stderr"][-300:])
+    if r.stderr:
+        bits.append("cordon stderr: %s" % r.stderr[-200:])
+    if res.get("raw"):
+        bits.append("stdout: %s" % res["raw"])
+    return " ".join(bits)
+
+
+# --- expectations ----------------------------------------------------------
+# Each returns (ok, layer, evidence) from a finished Run.
+
+def blocked(layer):
+    """The program ran to its end (status succeeded) and reported the
+    attack stopped by exactly this layer."""
+    def check(r):
+        ok = (r.res.get("status") == "succeeded" and r.result.get("blocked") is True
+              and r.result.get("layer") == layer)
+        return ok, r.result.get("layer"), r.result.get("evidence") if ok else describe(r)
+    return check
+
+
+def gets_through(*layers_ok):
+    """Control policies: the attack is no longer stopped by the layer the
+    main policy names; it gets through (blocked false), or meets one of
+    layers_ok further on.  Shows the check can fail and which layer made
+    the difference."""
+    def check(r):
+        b, layer = r.result.get("blocked"), r.result.get("layer")
+        ok = r.res.get("status") == "succeeded" and (b is False or (b is True and layer in layers_ok))
+        shown = "none:got-through" if b is False else layer
+        return ok, shown, r.result.get("evidence") if ok else describe(r)
+    return check
+
+
+def per_mode(root, rootless):
+    return root if MODE == "root" else rootless
+
+
+def with_listener(listener, inner):
+    """inner, and nothing reached the host's listener meanwhile."""
+    def check(r):
+        before = getattr(r, "listener_before", 0)
+        ok, layer, ev = inner(r)
+        if listener.count != before:
+            return False, layer, "the host's listener got %d connection(s); %s" % (listener.count - before, ev)
+        return ok, layer, ev
+    return check
+
+
+def secret_not_seen(r):
+    ok, layer, ev = blocked("pidns")(r)
+    if SECRET in json.dumps(r.res):
+        return False, layer, "the supervisor's secret environment reached the sandbox"
+    return ok, layer, ev
+
+
+def symlink_reported(r):
+    """Control open-seccomp: the link is made; the supervisor's output walk
+    must report it as a `symlink` violation and hash nothing of it."""
+    v = r.res.get("violations") or []
+    arts = [a.get("path") for a in r.res.get("artifacts") or []]
+    ok = (r.result.get("blocked") is False and r.res.get("status") == "failed"
+          and (r.res.get("error") or {}).get("code") == "output_contract"
+          and any(x.get("path") == "summary.txt" and x.get("code") == "symlink" for x in v)
+          and "summary.txt" not in arts and "root:" not in json.dumps(r.res))
+    return ok, "outputs", ("link made in the sandbox; violation %s, artifacts %s" % (
+        [x.get("code") for x in v], arts) if ok else describe(r))
+
+
+def identity_check(r):
+    ok, layer, ev = blocked("identity")(r)
+    if not ok:
+        return ok, layer, ev
+    want = (1001, 1000) if MODE == "root" else (os.getuid(), os.getgid())
+    st = os.stat(os.path.join(r.run_dir, "out", "owned.txt"), follow_symlinks=False)
+    groups = r.result.get("groups")
+    if MODE == "root" and groups:
+        return False, layer, "supplementary groups %s as root" % groups
+    if (st.st_uid, st.st_gid) != want:
+        return False, layer, "host owner of out/owned.txt is %d:%d, want %d:%d" % (st.st_uid, st.st_gid, *want)
+    return True, layer, "%s; on the host %d:%d" % (ev, st.st_uid, st.st_gid)
+
+
+def no_survivor(layer, status, rc):
+    """The run ended with status/rc, the daemon had started (result), and no
+    process carrying its marker is left on the host."""
+    def check(r):
+        left = marker_pids(r.marker)
+        started = r.result.get("daemon_pids") if r.result else None
+        ok = r.res.get("status") == status and r.rc == rc and not left and (started or status != "succeeded")
+        return ok, layer, ("status %s, exit %d after %.1fs; daemon %s (%s) gone from the host" % (
+            status, rc, r.elapsed, started, r.result.get("setsid")) if ok else "left: %s; %s" % (left, describe(r)))
+    return check
+
+
+def supervisor_survived(r):
+    """signal_process_group: the supervisor lived to report the run.  The
+    layer: a session of the executor's own if it has one (the program sees
+    its group), else the supervisor's root identity as root, else landlock's
+    signal scope where the policy has landlock."""
+    ok = r.rc == 0 and r.res.get("status") == "succeeded" and r.result.get("attack") == "signal_process_group"
+    if r.result.get("own_group"):
+        layer = "session"
+    elif MODE == "root":
+        layer = "identity"
+    else:
+        layer = "landlock" if r.res.get("enforcement", {}).get("landlock", "off").startswith("abi") else "none"
+    if not ok:
+        remove_cgroups(run_ids(r.run_dir), "signal_process_group killed its supervisor")
+    return ok, layer, ("%s; the supervisor lived and reported status succeeded" % r.result.get("evidence")
+                       if ok else "the supervisor died (exit %s): %s" % (r.rc, describe(r)))
+
+
+def fork_bomb_check(r):
+    want = per_mode("cgroup", "rlimit")
+    kind = (r.res.get("enforcement") or {}).get("pids", "")
+    ok, layer, ev = blocked(want)(r)
+    kind_ok = kind.startswith("cgroup") if want == "cgroup" else kind == "rlimit-nproc"
+    if ok and not kind_ok:
+        return False, layer, "enforcement.pids is %s" % kind
+    return ok and r.elapsed < TIMEOUT_S, layer, "%s; enforcement.pids %s; run ended in %.1fs" % (ev, kind, r.elapsed)
+
+
+def memory_bomb_check(r):
+    kind = (r.res.get("enforcement") or {}).get("memory", "")
+    if MODE == "root":
+        ok = (r.res.get("status") == "limit_exceeded" and r.rc == 1
+              and (r.res.get("error") or {}).get("code") == "memory_limit" and kind.startswith("cgroup"))
+        peak = (r.res.get("usage") or {}).get("memoryPeakBytes")
+        return ok, "cgroup", ("status limit_exceeded, error memory_limit (OOM kill), enforcement.memory %s, peak %s"
+                              % (kind, peak) if ok else describe(r))
+    ok, layer, ev = blocked("rlimit")(r)
+    if ok and kind != "rlimit-as":
+        return False, layer, "enforcement.memory is %s" % kind
+    return ok, layer, "%s; enforcement.memory %s" % (ev, kind)
+
+
+def supervisor_ended(status, rc, code=None, lo=0.0, hi=60.0):
+    def check(r):
+        ok = (r.res.get("status") == status and r.rc == rc and lo <= r.elapsed <= hi
+              and (code is None or (r.res.get("error") or {}).get("code") == code))
+        return ok, "supervisor", ("status %s, exit %d, error %s after %.1fs, workspace delta %s" % (
+            status, rc, code, r.elapsed, (r.res.get("usage") or {}).get("workspaceDeltaBytes")) if ok else describe(r))
+    return check
+
+
+def timeout_check(r):
+    ok, layer, ev = supervisor_ended("timed_out", 124, "timeout", TIMEOUT_S - 0.2, TIMEOUT_S + 3)(r)
+    left = marker_pids(r.marker)
+    if left:
+        return False, layer, "the double-forked daemon survived the timeout: pids %s" % left
+    return ok, layer, ev + "; its double-forked daemon is gone" if ok else ev
+
+
+# The table: (check name, policy, attack, params, expectation).  Policies:
+# boundary (app.yaml), open-seccomp and no-landlock (the controls).
+MAIN, OPEN, NOLL = "boundary", "open-seccomp", "no-landlock"
+TABLE = [
+    # filesystem: mounts and landlock
+    ("read_shadow", MAIN, "read_shadow", {}, blocked("mounts")),
+    ("read_supervisor_environ", MAIN, "read_supervisor_environ", {}, secret_not_seen),
+    ("write_usr", MAIN, "write_usr", {}, blocked("mounts")),
+    ("write_etc", MAIN, "write_etc", {}, blocked("mounts")),
+    ("write_root", MAIN, "write_root", {}, blocked("mounts")),
+    ("write_outside_workspace", MAIN, "write_outside_workspace", {}, blocked("mounts")),
+    ("write_proc_sys", MAIN, "write_proc_sys", {}, blocked("mounts")),
+    ("write_sys", MAIN, "write_sys", {}, blocked("mounts")),
+    ("dev_mem", MAIN, "dev_mem", {}, blocked("mounts")),
+    ("hardlink_outside", MAIN, "hardlink_outside", {}, blocked("mounts")),
+    ("proc_root_files", MAIN, "proc_root_files", {}, blocked("identity")),
+    ("proc_root_files[no-landlock]", NOLL, "proc_root_files", {}, blocked("identity")),
+    ("landlock_proc_write", MAIN, "landlock_proc_write", {}, blocked("landlock")),
+    ("landlock_proc_write[open-seccomp]", OPEN, "landlock_proc_write", {}, blocked("landlock")),
+    ("landlock_proc_write[no-landlock]", NOLL, "landlock_proc_write", {}, gets_through()),
+    ("mknod", MAIN, "mknod", {}, blocked("seccomp")),
+    ("mknod[open-seccomp]", OPEN, "mknod", {}, blocked("capabilities")),
+    ("symlink_output", MAIN, "symlink_output", {}, blocked("seccomp")),
+    ("symlink_output[open-seccomp]", OPEN, "symlink_output", {}, symlink_reported),
+    # network
+    ("tcp_loopback_host", MAIN, "tcp_loopback_host", "tcp", with_listener(TCP, blocked("seccomp"))),
+    ("tcp_loopback_host[open-seccomp]", OPEN, "tcp_loopback_host", "tcp", with_listener(TCP, blocked("landlock"))),
+    ("tcp_loopback_host[no-landlock]", NOLL, "tcp_loopback_host", "tcp", with_listener(TCP, blocked("netns"))),
+    ("dns", MAIN, "dns", "dns", blocked("seccomp")),
+    ("dns[open-seccomp]", OPEN, "dns", "dns", blocked("netns")),
+    ("abstract_unix", MAIN, "abstract_unix", "abstract", with_listener(ABS, blocked("netns"))),
+    ("socket_raw", MAIN, "sockets", {"which": "raw"}, blocked("seccomp")),
+    ("socket_raw[open-seccomp]", OPEN, "sockets", {"which": "raw"}, blocked("capabilities")),
+    ("socket_packet", MAIN, "sockets", {"which": "packet"}, blocked("seccomp")),
+    ("socket_packet[open-seccomp]", OPEN, "sockets", {"which": "packet"}, blocked("capabilities")),
+    ("socket_alg", MAIN, "sockets", {"which": "alg"}, blocked("seccomp")),
+    # a kernel built without AF_ALG answers EAFNOSUPPORT: still not the filter
+    ("socket_alg[open-seccomp]", OPEN, "sockets", {"which": "alg"}, gets_through("kernel:EAFNOSUPPORT")),
+    ("socket_netlink", MAIN, "sockets", {"which": "netlink"}, blocked("seccomp")),
+    ("socket_netlink[open-seccomp]", OPEN, "sockets", {"which": "netlink"}, gets_through()),
+    # syscalls: seccomp, each with its control
+    ("ptrace", MAIN, "ptrace", {}, blocked("seccomp")),
+    ("ptrace[open-seccomp]", OPEN, "ptrace", {}, gets_through()),
+    ("mount", MAIN, "mount", {}, blocked("seccomp")),
+    ("mount[open-seccomp]", OPEN, "mount", {}, blocked("capabilities")),
+    ("unshare", MAIN, "unshare", {}, blocked("seccomp")),
+    ("unshare[open-seccomp]", OPEN, "unshare", {}, gets_through()),
+    ("setns", MAIN, "setns", {}, blocked("seccomp")),
+    ("setns[open-seccomp]", OPEN, "setns", {}, blocked("capabilities")),
+    ("pivot_root", MAIN, "pivot_root", {}, blocked("seccomp")),
+    ("pivot_root[open-seccomp]", OPEN, "pivot_root", {}, blocked("landlock")),
+    ("pivot_root[no-landlock]", NOLL, "pivot_root", {}, gets_through()),
+    ("chroot", MAIN, "chroot", {}, blocked("seccomp")),
+    ("chroot[open-seccomp]", OPEN, "chroot", {}, blocked("capabilities")),
+    ("bpf", MAIN, "bpf", {}, blocked("seccomp")),
+    # kernel.unprivileged_bpf_disabled decides between the two
+    ("bpf[open-seccomp]", OPEN, "bpf", {}, gets_through("capabilities")),
+    ("keyctl", MAIN, "keyctl", {}, blocked("seccomp")),
+    ("keyctl[open-seccomp]", OPEN, "keyctl", {}, gets_through()),
+    ("perf_event_open", MAIN, "perf_event_open", {}, blocked("seccomp")),
+    ("perf_event_open[open-seccomp]", OPEN, "perf_event_open", {}, gets_through("capabilities")),
+    ("io_uring_setup", MAIN, "io_uring_setup", {}, blocked("seccomp")),
+    ("io_uring_setup[open-seccomp]", OPEN, "io_uring_setup", {}, gets_through("capabilities")),
+    ("userfaultfd", MAIN, "userfaultfd", {}, blocked("seccomp")),
+    ("userfaultfd[open-seccomp]", OPEN, "userfaultfd", {}, gets_through("capabilities")),
+    ("tiocsti", MAIN, "tiocsti", {}, blocked("seccomp")),
+    ("tiocsti[open-seccomp]", OPEN, "tiocsti", {}, blocked("mounts")),
+    ("reboot", MAIN, "reboot", {}, blocked("seccomp")),
+    ("reboot[open-seccomp]", OPEN, "reboot", {}, blocked("capabilities")),
+    # the architecture and x32 checks open every compiled filter, the
+    # allow-all control's too
+    ("syscall_abi", MAIN, "syscall_abi", {}, blocked("seccomp")),
+    ("syscall_abi[open-seccomp]", OPEN, "syscall_abi", {}, blocked("seccomp")),
+    # privilege
+    ("setuid_binary", MAIN, "setuid_binary", {}, blocked("mounts")),
+    ("capabilities", MAIN, "capabilities", {}, blocked("capabilities")),
+    ("identity", MAIN, "identity", "rundir", identity_check),
+    ("no_new_privs", MAIN, "no_new_privs", {}, blocked("no_new_privs")),
+    ("seccomp_status", MAIN, "seccomp_status", {}, blocked("seccomp")),
+    ("leaked_fd", MAIN, "leaked_fd", {}, blocked("fds")),
+    # processes
+    ("kill_supervisor", MAIN, "kill_supervisor", {}, blocked("pidns")),
+    ("signal_process_group", MAIN, "signal_process_group", "rundir", supervisor_survived),
+    ("signal_process_group[no-landlock]", NOLL, "signal_process_group", "rundir", supervisor_survived),
+    ("daemon", MAIN, "daemon", "marker", no_survivor("pidns", "succeeded", 0)),
+    ("daemon[open-seccomp]", OPEN, "daemon", "marker", no_survivor("pidns", "succeeded", 0)),
+    # resources
+    ("big_file", MAIN, "big_file", {}, blocked("rlimit")),
+    ("core_dump", MAIN, "core_dump", {}, blocked("rlimit")),
+    ("raise_rlimit", MAIN, "raise_rlimit", {}, blocked("capabilities")),
+    ("fork_bomb", MAIN, "fork_bomb", {}, fork_bomb_check),
+    ("memory_bomb", MAIN, "memory_bomb", {}, memory_bomb_check),
+    ("disk_fill", MAIN, "disk_fill", {}, supervisor_ended("limit_exceeded", 1, "workspace_limit", 0, TIMEOUT_S - 0.5)),
+    ("timeout", MAIN, "timeout", "marker", timeout_check),
+]
+
+
+def run_entry(entry):
+    name, policy, attack, params, expect = entry
+    run_dir = None
+    if params == "tcp":
+        params = {"port": TCP.sock.getsockname()[1]}
+    elif params == "dns":
+        params = {"nameserver": host_nameserver()}
+    elif params == "abstract":
+        params = {"abstract": ABSTRACT}
+    elif params == "rundir":
+        params, run_dir = {}, os.path.join(W, "rd-" + name)
+    marker = None
+    if params == "marker":
+        marker = new_marker(name)
+        params = {"marker": marker}
+    before = (TCP.count, ABS.count)
+    r = Run(policy, attack, params, run_dir).wait()
+    r.marker, r.run_dir = marker, run_dir
+    r.listener_before = before[0] if attack == "tcp_loopback_host" else before[1]
+    try:
+        ok, layer, ev = expect(r)
+    except Exception as e:  # a malformed result is a failed check, not a crash
+        ok, layer, ev = False, None, "%s: %s; %s" % (type(e).__name__, e, describe(r))
+    emit(ok, name, layer, ev)
+
+
+def check_tmp_persist():
+    m = new_marker("persist")
+    a = Run(MAIN, "tmp_persist", {"marker": m, "phase": "plant"}).wait()
+    b = Run(MAIN, "tmp_persist", {"marker": m, "phase": "look"}).wait()
+    planted = a.res.get("status") == "succeeded" and a.result.get("phase") == "plant"
+    ok, layer, ev = blocked("mounts")(b)
+    on_host = os.path.exists("/tmp/" + m) or os.path.exists("/dev/shm/" + m)
+    if not planted:
+        ok, ev = False, "the first run could not plant: " + describe(a)
+    if on_host:
+        ok, ev = False, "the marker reached the host's /tmp or /dev/shm"
+    emit(ok, "tmp_persist", layer, ev)
+
+
+def wait_for_marker(marker, limit=5.0):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if marker_pids(marker):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def check_cancel():
+    """SIGTERM to cordon mid-run: cancelled, exit 130, no process left."""
+    m = new_marker("cancel")
+    # open-seccomp lets the daemon really setsid (python-compute refuses it)
+    r = Run(OPEN, "daemon", {"marker": m, "hold": 30})
+    up = wait_for_marker(m)
+    r.p.send_signal(signal.SIGTERM)
+    r.wait()
+    left = marker_pids(m)
+    ok = up and r.res.get("status") == "cancelled" and r.rc == 130 and not left
+    emit(ok, "cancel_sigterm", "supervisor",
+         "SIGTERM after the daemon was up: status %s, exit %s; marker processes left %s" % (
+             r.res.get("status"), r.rc, left or "none") if ok else "daemon up %s, left %s; %s" % (up, left, describe(r)))
+
+
+def cgroup_dirs(ids=None):
+    """Paths of the cgroup directories of cordon runs under every hierarchy
+    in /sys/fs/cgroup: all cordon-* ones, or those of the given execution
+    ids (cordon-<id>, or cordon-<supervisor pid>-<id>)."""
+    found = []
+    top = "/sys/fs/cgroup"
+    for root, dirs, _ in os.walk(top):
+        if root.count("/") - top.count("/") > 6:
+            dirs[:] = []
+            continue
+        for d in dirs:
+            if d.startswith("cordon-") and (ids is None or d.rsplit("-", 1)[-1] in ids):
+                found.append(os.path.join(root, d))
+    return found
+
+
+def remove_cgroups(ids, why):
+    """A killed supervisor cannot remove its cgroups (a later run sweeps
+    them); the test removes them so the leftover check stays exact."""
+    stale = cgroup_dirs(set(ids))
+    for d in stale:
+        for attempt in range(50):                    # EBUSY while the killed tasks leave
+            try:
+                os.rmdir(d)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if attempt == 49:
+                    notes.append("could not remove %s: %s" % (d, e))
+                time.sleep(0.02)
+    if stale:
+        notes.append("%s: its cgroups stayed behind (removed by the test): %s" % (why, stale))
+
+
+def run_ids(run_dir):
+    d = os.path.join(run_dir, "executed_programs")
+    return os.listdir(d) if os.path.isdir(d) else []
+
+
+def check_supervisor_killed():
+    """SIGKILL to cordon: within 2 s no process of the sandbox remains (the
+    executor's parent-death signal takes pid 1, and the pid namespace goes
+    with it).  Nobody is left to clean up after a SIGKILL: the run
+    directory and the cgroups stay; they are removed here and noted."""
+    m = new_marker("sigkill")
+    rd = os.path.join(W, "rd-sigkill")
+    r = Run(OPEN, "daemon", {"marker": m, "hold": 30}, run_dir=rd)
+    up = wait_for_marker(m)
+    r.p.send_signal(signal.SIGKILL)
+    t0 = time.monotonic()
+    r.p.wait()
+    left = marker_pids(m)
+    while left and time.monotonic() - t0 < 2.0:
+        time.sleep(0.05)
+        left = marker_pids(m)
+    gone_after = time.monotonic() - t0
+    ok = up and not left
+    emit(ok, "supervisor_sigkill", "pdeathsig",
+         "SIGKILL to cordon; every marker process gone within %.2fs" % gone_after if ok
+         else "daemon up %s; still alive after 2s: %s" % (up, left))
+    remove_cgroups(run_ids(rd), "after SIGKILL of the supervisor")
+    if os.path.isdir(rd):
+        notes.append("after SIGKILL of the supervisor its run directory stayed behind (removed by the test)")
+        shutil.rmtree(rd, ignore_errors=True)
+
+
+def child_pids(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def check_supervisor_killed_during_setup():
+    """SIGKILL to cordon while its executor is still being set up, between
+    the supervisor's go-ahead (the sync byte) and PR_SET_PDEATHSIG.  The
+    window is a few milliseconds; strace widens it without changing what
+    runs: it delays the executor's first prctl() by 0.8 s, and the
+    supervisor is killed during that delay.  Within 2 s of the delay's end
+    no process of the sandbox may be left (the executor must notice that
+    its supervisor is gone and end itself)."""
+    strace = shutil.which("strace", path="/usr/bin:/bin")
+    if strace is None:
+        emit(True, "supervisor_sigkill_during_setup", "pdeathsig", "skipped: no strace on this host")
+        return
+    m = new_marker("setup-race")
+    rd = os.path.join(W, "rd-setup-race")
+    delay = 0.8
+    prefix = (strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=prctl",
+              "-e", "inject=prctl:delay_enter=%d:when=1" % int(delay * 1e6))
+    r = Run(MAIN, "daemon", {"marker": m, "hold": 20}, run_dir=rd, prefix=prefix)
+    end = time.monotonic() + 10
+    sup = executor = None
+    while time.monotonic() < end and executor is None:
+        kids = child_pids(r.p.pid)                       # strace's child: cordon
+        sup = kids[0] if kids else None
+        ex = child_pids(sup) if sup else []
+        executor = ex[0] if ex else None
+        time.sleep(0.005)
+    if executor is None:
+        r.p.kill()
+        r.wait()
+        emit(False, "supervisor_sigkill_during_setup", "pdeathsig", "the executor never appeared: " + describe(r))
+        return
+    time.sleep(0.2)                                      # inside the delayed prctl
+    os.kill(sup, signal.SIGKILL)
+    # strace stays until its last tracee is gone: no waiting for it first
+    time.sleep(delay + 2.0)
+    left = ([executor] if alive(executor) else []) + marker_pids(m)
+    for pid in left:                                     # the orphaned sandbox, started by this test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    r.wait(10)
+    emit(not left, "supervisor_sigkill_during_setup", "pdeathsig",
+         "SIGKILL to cordon during the executor's setup; nothing of the sandbox left 2s later" if not left else
+         "SIGKILL to cordon during the executor's setup: the executor (host pid %d) lived on, re-parented "
+         "and unsupervised; still running 2s later: %s" % (executor, left))
+    time.sleep(0.1)
+    remove_cgroups(run_ids(rd), "after SIGKILL of the supervisor during setup")
+    shutil.rmtree(rd, ignore_errors=True)
+
+
+def check_concurrent(n=20):
+    canaries = [secrets.token_hex(8) for _ in range(n)]
+    runs = [Run(MAIN, "canary", {"canary": c}) for c in canaries]
+    done = [r.wait() for r in runs]
+    bad = [describe(r) for r, c in zip(done, canaries)
+           if not (r.res.get("status") == "succeeded" and r.result.get("blocked") is True
+                   and r.result.get("canary") == c and not r.result.get("foreign"))]
+    # no run's stdout may name another's canary either
+    for r, c in zip(done, canaries):
+        text = json.dumps(r.res)
+        bad += ["run %s saw canary %s" % (c, o) for o in canaries if o != c and o in text]
+    emit(not bad, "concurrent_%d" % n, "mounts",
+         "%d runs at once, all succeeded, each saw only its own canary (slowest %.1fs)" % (
+             n, max(r.elapsed for r in done)) if not bad else "; ".join(bad[:3]))
+
+
+def check_leftovers():
+    bad = []
+    runs_left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
+    if runs_left:
+        bad.append("temporary run directories left: %s" % runs_left)
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split()[4] for line in f if W in line or "cordon-run." in line]
+    if mounts:
+        bad.append("mounts left: %s" % mounts)
+    cg = cgroup_dirs(exec_ids)
+    if cg:
+        bad.append("cgroups left: %s" % cg)
+    procs = [(m, marker_pids(m)) for m in markers]
+    procs = [p for p in procs if p[1]]
+    if procs:
+        bad.append("processes left: %s" % procs)
+    foreign = cgroup_dirs()
+    if foreign:
+        notes.append("cordon-* cgroups not made by this test (another run on the host?): %s" % foreign)
+    emit(not bad, "leftovers", "-",
+         "no run directory, mount, cgroup (%d executions) or marked process left" % len(exec_ids)
+         if not bad else "; ".join(bad))
+
+
+def compile_blobs():
+    blobs = {}
+    env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
+    for name, yaml in ((MAIN, "app.yaml"), (OPEN, "control-open-seccomp.yaml"), (NOLL, "control-no-landlock.yaml")):
+        out = os.path.join(W, name + ".cpol")
+        p = subprocess.run([CORDONC, "compile", "-I", os.path.join(HERE, "policies"), os.path.join(HERE, yaml),
+                            os.path.join(HERE, "tools.yaml"), "-o", out], capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            sys.exit("run.py: cordonc compile %s failed:\n%s" % (yaml, p.stderr))
+        blobs[name] = out
+    return blobs
+
+
+def main():
+    global BLOBS
+    t0 = time.monotonic()
+    try:
+        BLOBS = compile_blobs()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            # the slow ones first, so they overlap with the rest
+            order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb"))
+            list(pool.map(run_entry, order))
+        check_tmp_persist()
+        check_cancel()
+        check_supervisor_killed()
+        check_supervisor_killed_during_setup()
+        check_concurrent()
+        check_leftovers()
+    finally:
+        tcp.close()
+        ab.close()
+        shutil.rmtree(W, ignore_errors=True)
+    for n in notes:
+        print("note %s %s" % (MODE, n))
+    nfail = results.count(False)
+    print("boundary %s: %d checks, %d failed, %.1fs" % (MODE, len(results), nfail, time.monotonic() - t0))
+    return 1 if nfail else 0
+
+
+BLOBS = {}
+if __name__ == "__main__":
+    sys.exit(main())
