@@ -119,7 +119,8 @@ static int seccomp_stage(const struct src_file *app, const struct compile_option
 	all.rules = arena_calloc(&p->arena, prof.nrules + extra.nrules + 1, sizeof(*all.rules));
 	if (all.rules == NULL)
 		goto fail;
-	memcpy(all.rules, prof.rules, prof.nrules * sizeof(*all.rules));
+	if (prof.nrules) /* a profile of only a default has no rule list at all */
+		memcpy(all.rules, prof.rules, prof.nrules * sizeof(*all.rules));
 	if (extra.nrules)
 		memcpy(all.rules + prof.nrules, extra.rules, extra.nrules * sizeof(*all.rules));
 	all.nrules = prof.nrules + extra.nrules;

@@ -534,6 +534,10 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	c->lp.stdin_fd = devnull;
 	c->lp.stdout_fd = po[1];
 	c->lp.stderr_fd = pe[1];
+	c->lp.parent_fds[0] = po[0];
+	c->lp.parent_fds[1] = pe[0];
+	c->lp.parent_fds[2] = perr[0];
+	c->lp.parent_fds[3] = psync[1];
 	/* A raw clone: fork semantics, with every namespace fresh at once. */
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 					   CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,

@@ -61,6 +61,10 @@ struct launch_plan {
 	int sync_fd;   /* supervisor -> child: a byte once the maps are written,
 			* a second once the cgroups are attached */
 	int stdin_fd, stdout_fd, stderr_fd;
+	/* The supervisor's ends of the pipes, which clone copied into the
+	 * child: closed first, or the sync pipe could never report the
+	 * supervisor's death (the child would hold its write end). */
+	int parent_fds[4];
 };
 
 /* What the child reports back, besides failures: the landlock ABI it

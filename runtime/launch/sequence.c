@@ -105,6 +105,14 @@ void launch_child(const struct launch_plan *lp)
 	sigset_t all;
 	int abi = 0;
 
+	for (size_t i = 0; i < sizeof(lp->parent_fds) / sizeof(lp->parent_fds[0]); i++)
+		if (lp->parent_fds[i] >= 0)
+			close(lp->parent_fds[i]);
+	/* A session of our own: kill(0, ...) and terminal signals must not
+	 * reach the supervisor's process group (rootless, only the uid check
+	 * would stand between them, and it does not: same uid). */
+	if (setsid() < 0)
+		die(lp, "session", strerror(errno));
 	/* 0. Wait until the supervisor has written our id maps: nothing below
 	 * may run unmapped.  EOF means the supervisor is gone. */
 	if (read(lp->sync_fd, &byte, 1) != 1)

@@ -54,13 +54,9 @@ lock = threading.Lock()
 # does not fail the suite, unless BOUNDARY_STRICT=1.  When one passes it
 # prints XPASS: the runtime was fixed, remove it from here.
 KNOWN = {
-    "supervisor_sigkill_during_setup": (("root", "rootless"),
-        "the executor keeps its inherited copy of the sync pipe's write end until step 8, so neither "
-        "the read at step 0 nor the hang-up poll after PR_SET_PDEATHSIG (runtime/launch/sequence.c) "
-        "can see the supervisor die: killed in that window, it leaves the executor running unsupervised"),
-    "signal_process_group[no-landlock]": (("rootless",),
-        "the executor stays in cordon's process group and session; rootless, only landlock's signal "
-        "scope (ABI 6+) keeps kill(0, sig) from the supervisor and every process of its group"),
+    # Both holes these tests found are fixed (runtime/launch/sequence.c:
+    # the child closes the supervisor's pipe ends first, and setsid()s);
+    # their checks now pass and must stay passing.
 }
 STRICT = os.environ.get("BOUNDARY_STRICT") == "1"
 

@@ -122,8 +122,29 @@ PYEOF
 	head -c 70000 /dev/zero | tr '\0' '#' >"$T/huge.py"; chmod 644 "$T/huge.py"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/huge.py"
 	expect_out "over max_code_bytes"
+	# No silent downgrade: a required layer the host cannot give this
+	# caller is a harness error.  Rootless there is no delegated cgroup here.
+	# (Where a host delegates cgroup v2 to the user, the run goes ahead
+	# and must then say it used cgroups.)
+	sed 's/require: \[landlock\]/require: [landlock, cgroup]/' "$T/app.yaml" >"$T/req.yaml"
+	grep -q 'require: \[landlock, cgroup\]' "$T/req.yaml" || die "could not make the require: cgroup policy"
+	"$CORDONC" compile "$T/req.yaml" "$T/tools.yaml" -o "$T/req.cpol" >/dev/null 2>&1 || die "compile req"
+	chmod 644 "$T/req.cpol"
+	as_user "$T/bin/cordon" run --policy "$T/req.cpol" --code "$T/fail.py" >"$_out" 2>"$_err"
+	if grep -q exec.harness "$_out"; then
+		expect_out exec.harness.cgroup
+		expect_out "requires cgroup limits"
+		[ "$mode" = rootless ] || die "root was refused cgroups: $(cat "$_out")"
+		req="refused"
+	else
+		cp "$_out" "$T/r.json"
+		case "$(field "$T/r.json" 'r["enforcement"]["memory"], r["enforcement"]["pids"]')" in
+		"('cgroup-v"*", 'cgroup-v"*) req="used" ;;
+		*) die "$mode: require: cgroup ran without cgroups: $(cat "$_out")" ;;
+		esac
+	fi
 	leftovers
-	pass "$mode: harness errors name their stage (policy, context, rundir, code) and exit 125"
+	pass "$mode: harness errors name their stage (policy, context, rundir, code) and exit 125; require: cgroup $req"
 	rm -rf "$TMPDIR_RUN"
 done
 
