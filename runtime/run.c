@@ -8,6 +8,7 @@
  * fails is "failed" with its exit code; a broken output contract is
  * "failed" with error.code "output_contract".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -134,6 +135,38 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	(void)ftw;
 	remove(path);
 	return 0;
+}
+
+/*
+ * A supervisor killed with SIGKILL leaves its temporary run directory.
+ * Their names carry the supervisor's pid (cordon-run.<pid>.XXXXXX), so each
+ * run removes those of ours whose supervisor no longer exists.  Only
+ * directories this user owns are touched, and nftw(FTW_PHYS) never follows
+ * a link the sandbox may have planted.
+ */
+static void rundir_sweep_stale(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	char p[PATH_MAX];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "cordon-run.", 11) != 0)
+			continue;
+		pid = strtol(e->d_name + 11, &end, 10);
+		if (end == e->d_name + 11 || *end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+		    snprintf(p, sizeof(p), "%s/%s", tmp, e->d_name) >= (int)sizeof(p) || lstat(p, &st) != 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	closedir(d);
 }
 
 /* --- 1. policy ------------------------------------------------------- */
@@ -264,7 +297,9 @@ static int stage_rundir(struct run_ctx *c)
 	} else {
 		const char *tmp = getenv("TMPDIR");
 
-		snprintf(c->dir, sizeof(c->dir), "%s/cordon-run.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+		tmp = tmp && *tmp == '/' ? tmp : "/tmp";
+		rundir_sweep_stale(tmp);
+		snprintf(c->dir, sizeof(c->dir), "%.3900s/cordon-run.%d.XXXXXX", tmp, (int)getpid());
 		if (mkdtemp(c->dir) == NULL) {
 			HARNESS(c, "rundir", "mkdtemp: %s", strerror(errno));
 			return -1;

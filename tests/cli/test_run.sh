@@ -85,6 +85,19 @@ PYEOF
 	leftovers
 	pass "$mode: cafe demo solved (checked against the receipts), evidence for every layer, run dir complete"
 
+	# A supervisor killed with SIGKILL leaves its temporary run directory;
+	# the next run removes it (its pid is dead), keeps a live one's, and
+	# follows no link inside.
+	dead=$(sh -c 'echo $$'); mkdir -p "$TMPDIR_RUN/cordon-run.$dead.stale/work" "$TMPDIR_RUN/cordon-run.$$.live"
+	echo keep >"$T/target"; ln -s "$T/target" "$TMPDIR_RUN/cordon-run.$dead.stale/work/link"
+	[ "$mode" = rootless ] && chown -R cordon-test "$TMPDIR_RUN/cordon-run.$dead.stale"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/user_code.py"
+	[ -e "$TMPDIR_RUN/cordon-run.$dead.stale" ] && die "$mode: a dead supervisor's run directory was not swept"
+	[ -d "$TMPDIR_RUN/cordon-run.$$.live" ] || die "$mode: a live supervisor's run directory was swept"
+	[ "$(cat "$T/target")" = keep ] || die "$mode: the sweep followed a link"
+	rmdir "$TMPDIR_RUN/cordon-run.$$.live"
+	pass "$mode: a killed supervisor's temporary run directory is swept by the next run"
+
 	# 2. Program lane: an exception is "failed", exit 1, stderr captured.
 	printf 'raise SystemExit(3)\n' >"$T/fail.py"; chmod 644 "$T/fail.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py"
