@@ -33,6 +33,7 @@
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
 #include "runtime/run.h"
+#include "runtime/stale.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/supervise.h"
 
@@ -154,13 +155,8 @@ static void rundir_sweep_stale(const char *tmp)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
-		char *end;
-		long pid;
 
-		if (strncmp(e->d_name, "cordon-run.", 11) != 0)
-			continue;
-		pid = strtol(e->d_name + 11, &end, 10);
-		if (end == e->d_name + 11 || *end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+		if (!stale_pid_name(e->d_name, "cordon-run.", '.') ||
 		    snprintf(p, sizeof(p), "%s/%s", tmp, e->d_name) >= (int)sizeof(p) || lstat(p, &st) != 0 ||
 		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 			continue;

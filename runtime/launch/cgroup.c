@@ -15,6 +15,7 @@
  * next place, not to an error.
  */
 #include "runtime/launch/cgroup.h"
+#include "runtime/stale.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1167,13 +1168,7 @@ static void cg_sweep_parent(const char *dir)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
-		char *end;
-		long pid;
-
-		if (strncmp(e->d_name, "cordon-", 7) != 0)
-			continue;
-		pid = strtol(e->d_name + 7, &end, 10);
-		if (end == e->d_name + 7 || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+		if (!stale_pid_name(e->d_name, "cordon-", '-') ||
 		    snprintf(child, sizeof(child), "%s/%s", parent, e->d_name) >= (int)sizeof(child) ||
 		    lstat(child, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;

@@ -1,0 +1,14 @@
+/*
+ * stale.h - names that carry the pid of the supervisor that made them
+ * (cordon-<pid>-<id> cgroups, cordon-run.<pid>.XXXXXX run directories), so a
+ * later run can tell what a killed supervisor left behind.
+ */
+#ifndef CORDON_STALE_H
+#define CORDON_STALE_H
+
+/* 1 when name is prefix, a pid, then sep, and no process has that pid
+ * (kill(pid, 0) says ESRCH); 0 otherwise, including for a live pid or one
+ * we may not signal. */
+int stale_pid_name(const char *name, const char *prefix, char sep);
+
+#endif
