@@ -30,6 +30,7 @@
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "runtime/context.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
 #include "runtime/run.h"
@@ -211,51 +212,22 @@ static int stage_policy(struct run_ctx *c)
 
 static int stage_context(struct run_ctx *c)
 {
-	static const char *const known[] = { "tenant", "user", "session", "roles", "tools" };
 	size_t len;
 	int big;
-	char *text;
-	const char *end = NULL;
+	char *text, err[256];
 
 	if (c->o->context == NULL)
 		return 0;
-	text = read_small(c->o->context, 1u << 20, &len, &big);
+	text = read_small(c->o->context, CONTEXT_MAX_BYTES, &len, &big);
 	if (text == NULL) {
 		HARNESS(c, "context", "%s: %s", c->o->context, big ? "over 1 MiB" : strerror(errno ? errno : EINVAL));
 		return -1;
 	}
-	c->context = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1); /* with the NUL */
+	c->context = context_parse(text, len, err, sizeof(err));
 	free(text);
-	if (c->context == NULL || !cJSON_IsObject(c->context)) {
-		HARNESS(c, "context", "%s: not a JSON object", c->o->context);
+	if (c->context == NULL) {
+		HARNESS(c, "context", "%.512s: %s", c->o->context, err);
 		return -1;
-	}
-	for (cJSON *it = c->context->child; it != NULL; it = it->next) {
-		size_t k;
-
-		for (k = 0; k < sizeof(known) / sizeof(known[0]) && strcmp(known[k], it->string) != 0; k++)
-			;
-		if (k == sizeof(known) / sizeof(known[0])) {
-			HARNESS(c, "context", "%s: unknown key '%s'", c->o->context, it->string);
-			return -1;
-		}
-		for (cJSON *dup = it->next; dup != NULL; dup = dup->next)
-			if (strcmp(dup->string, it->string) == 0) {
-				HARNESS(c, "context", "%s: key '%s' given twice", c->o->context, it->string);
-				return -1;
-			}
-		if (k < 3 ? !cJSON_IsString(it) : !cJSON_IsArray(it)) {
-			HARNESS(c, "context", "%s: '%s' must be %s", c->o->context, it->string,
-				k < 3 ? "a string" : "an array of strings");
-			return -1;
-		}
-		if (k >= 3)
-			for (cJSON *s = it->child; s != NULL; s = s->next)
-				if (!cJSON_IsString(s)) {
-					HARNESS(c, "context", "%s: '%s' must hold strings only", c->o->context,
-						it->string);
-					return -1;
-				}
 	}
 	return 0;
 }

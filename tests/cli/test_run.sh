@@ -128,6 +128,10 @@ PYEOF
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
 	expect_out "unknown key 'colour'"
 	expect_out exec.harness.context
+	# cJSON stops at a NUL: what follows it must not pass for the end.
+	printf '{"user":"u"}\000{"roles":["admin"]}' >"$T/ctx.json"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
+	expect_out "NUL byte at offset 12"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --agent nobody
 	expect_out "agent 'nobody' is not declared"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --run-dir "$rd"

@@ -1,0 +1,81 @@
+/*
+ * context.c - the request context, checked strictly: a context decides
+ * which tools and roles a run has, so a typo must not silently grant or
+ * drop anything.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/context.h"
+
+static const char *const context_keys[] = { "tenant", "user", "session", "roles", "tools" };
+#define CONTEXT_NKEYS (sizeof(context_keys) / sizeof(context_keys[0]))
+#define CONTEXT_FIRST_LIST 3 /* keys from here on are arrays of strings */
+
+static int context_check_member(const cJSON *it, char *err, size_t errlen)
+{
+	size_t k;
+
+	for (k = 0; k < CONTEXT_NKEYS && strcmp(context_keys[k], it->string) != 0; k++)
+		;
+	if (k == CONTEXT_NKEYS) {
+		snprintf(err, errlen, "unknown key '%.64s' (known: tenant, user, session, roles, tools)", it->string);
+		return -1;
+	}
+	for (const cJSON *dup = it->next; dup != NULL; dup = dup->next)
+		if (strcmp(dup->string, it->string) == 0) {
+			snprintf(err, errlen, "key '%s' given twice", it->string);
+			return -1;
+		}
+	if (k < CONTEXT_FIRST_LIST ? !cJSON_IsString(it) : !cJSON_IsArray(it)) {
+		snprintf(err, errlen, "'%s' must be %s", it->string,
+			 k < CONTEXT_FIRST_LIST ? "a string" : "an array of strings");
+		return -1;
+	}
+	if (k >= CONTEXT_FIRST_LIST)
+		for (const cJSON *s = it->child; s != NULL; s = s->next)
+			if (!cJSON_IsString(s)) {
+				snprintf(err, errlen, "'%s' must hold strings only", it->string);
+				return -1;
+			}
+	return 0;
+}
+
+cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	cJSON *ctx = NULL;
+	const char *end = NULL;
+
+	if (len > CONTEXT_MAX_BYTES) {
+		snprintf(err, errlen, "over %u bytes", CONTEXT_MAX_BYTES);
+		return NULL;
+	}
+	/* cJSON stops at a NUL and would take what follows for the end. */
+	if (memchr(text, '\0', len) != NULL) {
+		snprintf(err, errlen, "NUL byte at offset %zu", (size_t)((const char *)memchr(text, '\0', len) - text));
+		return NULL;
+	}
+	buf = malloc(len + 1);
+	if (buf == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	ctx = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+	if (ctx == NULL || !cJSON_IsObject(ctx)) {
+		snprintf(err, errlen, "not a JSON object%s", ctx == NULL ? " (invalid JSON)" : "");
+		goto fail;
+	}
+	for (const cJSON *it = ctx->child; it != NULL; it = it->next)
+		if (context_check_member(it, err, errlen) != 0)
+			goto fail;
+	free(buf);
+	return ctx;
+fail:
+	cJSON_Delete(ctx);
+	free(buf);
+	return NULL;
+}
