@@ -67,10 +67,6 @@ struct launch_plan {
 	int parent_fds[4];
 };
 
-/* What the child reports back, besides failures: the landlock ABI it
- * applied, written as "ok\tlandlock=N" just before exec so the supervisor
- * can name the layer without guessing. */
-
 /* The child's whole life: never returns. */
 void launch_child(const struct launch_plan *lp) __attribute__((noreturn));
 

@@ -43,18 +43,16 @@ static int set_limit(int res, uint64_t v)
 
 static int rlimits_apply(const struct launch_plan *lp, char *msg, size_t n)
 {
-	static const struct { int res; const char *name; size_t off; } lims[] = {
-		{ RLIMIT_FSIZE, "FSIZE", offsetof(struct launch_plan, fsize) },
-		{ RLIMIT_NOFILE, "NOFILE", offsetof(struct launch_plan, nofile) },
-		{ RLIMIT_NPROC, "NPROC", offsetof(struct launch_plan, nproc) },
-		{ RLIMIT_AS, "AS", offsetof(struct launch_plan, as) },
+	const struct { int res; const char *name; uint64_t v; } lims[] = {
+		{ RLIMIT_FSIZE, "FSIZE", lp->fsize },
+		{ RLIMIT_NOFILE, "NOFILE", lp->nofile },
+		{ RLIMIT_NPROC, "NPROC", lp->nproc },
+		{ RLIMIT_AS, "AS", lp->as },
 	};
 
 	for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
-		uint64_t v = *(const uint64_t *)((const char *)lp + lims[i].off);
-
-		if (v != 0 && set_limit(lims[i].res, v) != 0) {
-			snprintf(msg, n, "RLIMIT_%s %llu: %s", lims[i].name, (unsigned long long)v, strerror(errno));
+		if (lims[i].v != 0 && set_limit(lims[i].res, lims[i].v) != 0) {
+			snprintf(msg, n, "RLIMIT_%s %llu: %s", lims[i].name, (unsigned long long)lims[i].v, strerror(errno));
 			return -1;
 		}
 	}
