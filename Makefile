@@ -28,12 +28,12 @@ OPT := -O2
 endif
 
 PKGS_COMPILER := yaml-0.1 libseccomp libsodium libcjson
-PKGS_RUNTIME := libsodium libcjson libcap
+PKGS_RUNTIME := libsodium libcjson libcap sqlite3
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -I. -I$(B)/gen
-CFLAGS_ALL := -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -fstack-protector-strong $(CFLAGS)
-LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+CFLAGS_ALL := -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -pthread -fstack-protector-strong $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) -pthread $(LDFLAGS)
 
 LIBS_COMPILER := $(shell pkg-config --libs $(PKGS_COMPILER) 2>/dev/null)
 LIBS_RUNTIME := $(shell pkg-config --libs $(PKGS_RUNTIME) 2>/dev/null)
@@ -49,7 +49,9 @@ COMMON_SRC := $(wildcard common/*.c)
 # runtime/ has one folder a part (launch/, supervise/, ...); all of it is
 # library code but main().
 RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c runtime/*/*.c))
-COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c)) $(wildcard grammar/*.c)
+# lint/ (the rule catalogue and its writers) is compiler-side code: cordonc only.
+COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c)) $(wildcard grammar/*.c) \
+	$(wildcard lint/*.c lint/*/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
@@ -115,14 +117,14 @@ cli: all
 # libFuzzer targets: clang only, their own sanitizer build.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS_ALL)
+FUZZ_FLAGS := -std=c11 -g -O1 -pthread -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS_ALL)
 FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
 # Extra read-only seed folders per target: the broken-input corpus is a
 # ready-made set of near-miss descriptors for the front end.
 FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
-		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h runtime/*/*.h grammar/*.h)
+		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h runtime/*/*.h grammar/*.h lint/*.h lint/*/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
 		$(LIBS_COMPILER) $(LIBS_RUNTIME)
