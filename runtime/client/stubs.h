@@ -1,0 +1,29 @@
+/*
+ * stubs.h - what the executor and the model are told about the tools,
+ * generated from the loaded blob itself so it cannot drift from what the
+ * supervisor enforces.  Shared by `cordon run` (which writes the Python
+ * stubs beside cordon_tools.py for each run) and `cordonc describe`.
+ */
+#ifndef CORDON_STUBS_H
+#define CORDON_STUBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cordon/policy.h"
+
+/* The stdlib-only client module, embedded at build time from
+ * runtime/client/cordon_tools.py. */
+extern const char stubs_client_py[];
+extern const size_t stubs_client_py_len;
+
+/*
+ * The typed stubs module (`tools.py`): for each tool index in tools[0..n)
+ * (ascending), tools.<namespace>.<action>(**typed keyword params) with a
+ * docstring from the inventory, calling cordon_tools.tool_call().  Returns
+ * malloc'd NUL-terminated text (caller frees) with *len set, or NULL when
+ * out of memory.
+ */
+char *stubs_python(const struct cpol_policy *p, const uint32_t *tools, uint32_t n, size_t *len);
+
+#endif

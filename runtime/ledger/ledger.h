@@ -1,0 +1,82 @@
+/*
+ * ledger.h - what outlives one run: budgets and side-effect replay records
+ * (DESIGN.md §5), in SQLite under --state-dir, shared by every concurrent
+ * `cordon run` on the host.
+ *
+ * The interface is the seam for another back end (PostgreSQL for a fleet):
+ * nothing outside ledger/ knows it is SQLite.  Every decision is one
+ * transaction.  A struct ledger may be used from several threads of one
+ * supervisor at once (the bridge serves calls concurrently); calls are
+ * serialised inside.
+ */
+#ifndef CORDON_LEDGER_H
+#define CORDON_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ledger;
+
+/* Opens (creating when absent, mode 0600, in a directory created 0700 when
+ * absent) <state_dir>/ledger.sqlite3 in WAL mode with a busy timeout, and
+ * migrates its schema to the current version.  A schema newer than this
+ * build knows is an error, never a downgrade.  Returns 0, or -1 with err. */
+int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n);
+void ledger_close(struct ledger *l);
+
+/* The schema version this build writes (PRAGMA user_version). */
+int ledger_schema_version(void);
+
+struct ledger_call {
+	const char *app;
+	const char *tool;
+	const char *user;    /* from the request context; "" when none */
+	const char *exec_id; /* this run */
+	const char *day;     /* UTC "YYYY-MM-DD" of the call (the caller's clock) */
+};
+
+enum ledger_budget {
+	LEDGER_BUDGET_OK = 0, /* counted */
+	LEDGER_BUDGET_RUN,    /* max_run calls already made in this execution */
+	LEDGER_BUDGET_DAY,    /* max_day calls already made by (app, user, tool) today */
+	LEDGER_BUDGET_ERROR,  /* err filled */
+};
+
+/* Atomically checks both budgets and, when neither is spent, counts one
+ * call against both.  0 means no budget of that kind.  A refused call is
+ * not counted. */
+enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call *c, uint32_t max_run,
+				      uint32_t max_day, char *err, size_t n);
+
+enum ledger_replay {
+	LEDGER_REPLAY_RUN = 0,  /* no record: one is now written `pending`, owned
+				 * by this process; run the tool, then finish */
+	LEDGER_REPLAY_RECORDED, /* *response holds the recorded answer */
+	LEDGER_REPLAY_IN_DOUBT, /* a `pending` record whose owner is gone (a
+				 * crash between "tool ran" and "recorded"):
+				 * never run again */
+	LEDGER_REPLAY_CONFLICT, /* the id was used with other params */
+	LEDGER_REPLAY_ERROR,    /* err filled */
+};
+
+/*
+ * Side-effect replay for (app, tool, message_id).  params_sha256 is the
+ * hex SHA-256 of the canonical params text; a repeat with another digest is
+ * a CONFLICT.  When the record is `pending` and its owner (pid and process
+ * start time, on this host) is alive, waits for it to finish, up to
+ * wait_ms, then answers IN_DOUBT.  *response (RECORDED only) is malloc'd,
+ * the caller frees it.
+ */
+enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
+				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
+				       size_t n);
+
+/* Records the answer of a call that ledger_replay_begin() let run; the
+ * record stops being `pending`.  Returns 0, or -1 with err. */
+int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
+			 const char *response, char *err, size_t n);
+
+/* Drops the per-execution counters of exec_id (the run is over). */
+int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * secrets.h - where the values of a tool's env_from names come from: a
+ * secrets file given to `cordon run --secrets FILE`, then the supervisor's
+ * own environment.  Only the trusted side ever holds them; the executor's
+ * environment is built without them.
+ */
+#ifndef CORDON_SECRETS_H
+#define CORDON_SECRETS_H
+
+#include <stddef.h>
+
+#include "cordon/policy.h"
+
+struct secrets;
+
+/* path NULL: the environment only.  The file is `NAME=value` lines, `#`
+ * comments and blank lines; opened O_NOFOLLOW, a regular file owned by the
+ * caller and not readable by group or others; a bad line is an error with
+ * its line number.  Returns 0, or -1 with err. */
+int secrets_load(const char *path, struct secrets **out, char *err, size_t n);
+/* Wipes every value (explicit_bzero) and frees. */
+void secrets_free(struct secrets *s);
+
+/* The value of name, or NULL when neither source has it. */
+const char *secrets_get(const struct secrets *s, const char *name);
+
+/*
+ * A tool's environment from scratch: PATH, LANG, the extra "K=V" entries
+ * the bridge gives (identity, message id), and NAME=value for each name of
+ * t->env_from.  A declared name with no value is an error (the call is
+ * tool_failed, the tool never runs half-configured).  *envp is a
+ * NULL-terminated malloc'd array; free it with tool_env_free(), which wipes
+ * the secret values.
+ */
+int tool_env_build(const struct cpol_tool *t, const struct secrets *s, const char *const *extra, char ***envp,
+		   char *err, size_t n);
+void tool_env_free(char **envp);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * tool_exec.h - run one tool implementation on the trusted side
+ * (DESIGN.md §5): argv from the blob, params as JSON on stdin, the answer
+ * as JSON on stdout, an environment built from scratch, a timeout, bounded
+ * output, and its whole process group killed when it overstays.
+ *
+ * Called from the bridge's call threads, so the child between fork and
+ * exec only makes async-signal-safe calls.
+ */
+#ifndef CORDON_TOOL_EXEC_H
+#define CORDON_TOOL_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "cordon/policy.h"
+
+#define TOOL_EXEC_MAX_OUTPUT (1u << 20) /* stdout kept; more is tool_failed */
+#define TOOL_EXEC_MAX_STDERR (16u << 10) /* stderr kept for the supervisor log */
+
+struct tool_exec_req {
+	const char *const *argv; /* NULL-terminated; argv[0] absolute */
+	char *const *envp;       /* NULL-terminated, built by tool_env_build() */
+	const char *input;       /* params JSON, written to stdin then closed */
+	size_t input_len;
+	uint64_t timeout_ms;
+	size_t max_output;       /* <= TOOL_EXEC_MAX_OUTPUT */
+	int cancel_fd;           /* -1, or readable when the run ends: kill, CANCELLED */
+};
+
+enum tool_exec_outcome {
+	TOOL_EXEC_OK = 0,    /* exited 0 with output within bounds */
+	TOOL_EXEC_FAILED,    /* non-zero exit, signal, oversized output, or could not start */
+	TOOL_EXEC_TIMEOUT,   /* killed (process group) at its timeout */
+	TOOL_EXEC_CANCELLED, /* killed because cancel_fd fired */
+};
+
+struct tool_exec_res {
+	enum tool_exec_outcome outcome;
+	int wstatus;
+	char *out;       /* malloc'd stdout, NUL-terminated; caller frees */
+	size_t out_len;
+	char *err;       /* malloc'd stderr (first TOOL_EXEC_MAX_STDERR), NUL-terminated */
+	size_t err_len;
+	int out_truncated; /* output went over max_output (then outcome FAILED) */
+	uint64_t duration_ms;
+	char reason[256];  /* why it FAILED, in words, for the log and the answer */
+};
+
+/* Runs it to the end.  Returns 0 with res filled (any outcome), or -1 with
+ * msg when the supervisor itself failed (pipes, fork). */
+int tool_exec_run(const struct tool_exec_req *req, struct tool_exec_res *res, char *msg, size_t n);
+void tool_exec_res_free(struct tool_exec_res *res);
+
+/* The tool's answer: exactly one JSON value, nothing but white space after
+ * it, no NUL byte, no duplicate key in any object.  Returns the value
+ * (caller frees), or NULL with why. */
+cJSON *tool_exec_parse_output(const char *out, size_t len, char *why, size_t n);
+
+#endif
