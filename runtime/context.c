@@ -9,9 +9,39 @@
 
 #include "runtime/context.h"
 
-static const char *const context_keys[] = { "tenant", "user", "session", "roles", "tools" };
+static const char *const context_keys[] = { "tenant", "project", "user", "session", "roles", "tools", "accounting" };
 #define CONTEXT_NKEYS (sizeof(context_keys) / sizeof(context_keys[0]))
-#define CONTEXT_FIRST_LIST 3 /* keys from here on are arrays of strings */
+#define CONTEXT_FIRST_LIST 4 /* keys from here on are arrays of strings */
+#define CONTEXT_ACCOUNTING 6 /* a flat object of strings and numbers */
+#define CONTEXT_MAX_ACCOUNTING 32
+
+/* Accounting fields are copied into every audit line as they are, so they
+ * stay flat and small: a platform's cost centre, a request id, a quota. */
+static int context_check_accounting(const cJSON *it, char *err, size_t errlen)
+{
+	unsigned n = 0;
+
+	if (!cJSON_IsObject(it)) {
+		snprintf(err, errlen, "'accounting' must be an object of strings and numbers");
+		return -1;
+	}
+	for (const cJSON *a = it->child; a != NULL; a = a->next, n++) {
+		if (n == CONTEXT_MAX_ACCOUNTING) {
+			snprintf(err, errlen, "'accounting' has more than %d fields", CONTEXT_MAX_ACCOUNTING);
+			return -1;
+		}
+		if (!cJSON_IsString(a) && !cJSON_IsNumber(a)) {
+			snprintf(err, errlen, "accounting field '%.64s' must be a string or a number", a->string);
+			return -1;
+		}
+		for (const cJSON *dup = a->next; dup != NULL; dup = dup->next)
+			if (strcmp(dup->string, a->string) == 0) {
+				snprintf(err, errlen, "accounting field '%.64s' given twice", a->string);
+				return -1;
+			}
+	}
+	return 0;
+}
 
 static int context_check_member(const cJSON *it, char *err, size_t errlen)
 {
@@ -20,7 +50,9 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 	for (k = 0; k < CONTEXT_NKEYS && strcmp(context_keys[k], it->string) != 0; k++)
 		;
 	if (k == CONTEXT_NKEYS) {
-		snprintf(err, errlen, "unknown key '%.64s' (known: tenant, user, session, roles, tools)", it->string);
+		snprintf(err, errlen,
+			 "unknown key '%.64s' (known: tenant, project, user, session, roles, tools, accounting)",
+			 it->string);
 		return -1;
 	}
 	for (const cJSON *dup = it->next; dup != NULL; dup = dup->next)
@@ -28,6 +60,8 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 			snprintf(err, errlen, "key '%s' given twice", it->string);
 			return -1;
 		}
+	if (k == CONTEXT_ACCOUNTING)
+		return context_check_accounting(it, err, errlen);
 	if (k < CONTEXT_FIRST_LIST ? !cJSON_IsString(it) : !cJSON_IsArray(it)) {
 		snprintf(err, errlen, "'%s' must be %s", it->string,
 			 k < CONTEXT_FIRST_LIST ? "a string" : "an array of strings");

@@ -13,8 +13,9 @@
 
 /*
  * Parse text[0..len) as a context: one JSON object, nothing after it, no
- * NUL byte, with only the keys tenant, user, session (strings), roles and
- * tools (arrays of strings), each at most once.  Returns the object (caller
+ * NUL byte, with only the keys tenant, project, user, session (strings),
+ * roles and tools (arrays of strings) and accounting (a flat object of at
+ * most 32 strings and numbers), each at most once.  Returns the object (caller
  * frees with cJSON_Delete), or NULL with err filled.
  */
 cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen);

@@ -1,0 +1,63 @@
+/*
+ * bridge.h - the supervisor's tool bridge (DESIGN.md §5): the Unix socket
+ * the executor reaches the world through.
+ *
+ * Every call goes through one fixed order of checks, and the first that
+ * refuses decides (its name is in the answer and the audit line): peer
+ * credentials, token, frame, JSON, shape, tool, selection, params,
+ * constraint, role, budget, replay; then the tool runs (exec).  Calls are
+ * served on threads of their own, so the supervisor's main loop (output,
+ * monitor, timeout, cancellation) never waits for a tool; bridge_stop()
+ * kills running tools when the run ends.
+ */
+#ifndef CORDON_BRIDGE_H
+#define CORDON_BRIDGE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "cordon/policy.h"
+
+struct secrets;
+
+#define BRIDGE_MAX_CONNS 8          /* connections served at once */
+#define BRIDGE_MAX_RESPONSE (2u << 20)
+#define BRIDGE_FRAME_TIMEOUT_MS 5000 /* a started frame must arrive within it */
+#define BRIDGE_MAX_LISTED_CALLS 1000 /* toolCalls entries kept for the result */
+
+struct bridge_cfg {
+	const struct cpol_policy *pol;
+	const char *exec_id;
+	const char *token;        /* REQUEST_TOKEN_HEX hex digits */
+	const cJSON *context;     /* the request context, or NULL */
+	const char *agent;        /* NULL: no agent given, so no tool is known */
+	const char *state_dir;    /* the ledger's directory, opened at the first call that needs it */
+	const struct secrets *secrets;
+	int audit_fd;             /* logs/tool-calls.jsonl, O_APPEND; stays the caller's */
+	uid_t peer_uid;           /* host uid of the executor */
+	pid_t child;              /* the executor: a peer must be in its pid namespace */
+};
+
+struct bridge;
+
+/* Binds and listens on path (a fresh name), mode 0600, owned by uid/gid
+ * when chown_to is set (as root: the executor's host ids).  *fd gets the
+ * listening socket.  Returns 0, or -1 with err. */
+int bridge_listen(const char *path, int chown_to, uid_t uid, gid_t gid, int *fd, char *err, size_t n);
+
+/* Starts serving on listen_fd (ownership passes to the bridge; the
+ * caller's copy is set to -1).  Returns 0, or -1 with err. */
+int bridge_start(const struct bridge_cfg *cfg, int *listen_fd, struct bridge **out, char *err, size_t n);
+
+/* Stops accepting, kills running tools, ends every connection and waits
+ * for the threads.  Safe on NULL. */
+void bridge_stop(struct bridge *b);
+
+/* The calls for the run's result (toolCalls); caller frees.  After stop. */
+cJSON *bridge_calls_json(const struct bridge *b);
+
+void bridge_free(struct bridge *b);
+
+#endif
