@@ -72,6 +72,30 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 .PHONY: all deps demo check unit cli fuzz-check fuzz bench install clean
 all: $(B)/cordonc $(B)/cordon
 
+# --- the executor side of the tool bridge (runtime/client/, docs/client.md).
+# cordon_tools.py is embedded in the runtime library through a generated C
+# file (cordon writes it into every run; scripts/embed needs only sh and
+# od).  The C client is executor code, not runtime code: it stays out of the
+# runtime library and ships as libcordon_tools.a with its header.  The fuzz
+# targets compile sources directly, so the generated file joins
+# RUNTIME_LIB_SRC after the objects are listed.
+CLIENT_PY_C := $(B)/gen/client/cordon_tools_py.c
+CLIENT_PY_OBJ := $(B)/obj/gen/client/cordon_tools_py.o
+CLIENT_C_OBJ := $(call obj,runtime/client/cordon_tools.c)
+RUNTIME_LIB_SRC := $(filter-out runtime/client/cordon_tools.c,$(RUNTIME_LIB_SRC))
+RUNTIME_LIB_OBJ := $(call obj,$(RUNTIME_LIB_SRC)) $(CLIENT_PY_OBJ)
+RUNTIME_LIB_SRC += $(CLIENT_PY_C)
+
+$(CLIENT_PY_C): runtime/client/cordon_tools.py scripts/embed
+	@mkdir -p $(dir $@)
+	sh scripts/embed stubs_client_py $< $@
+
+$(CLIENT_PY_OBJ): $(CLIENT_PY_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+# --- end of the tool client block.
+
 deps:
 	@scripts/install-deps
 
