@@ -399,6 +399,7 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 			return -1;
 		emit_range(r, CPOL_TOOL_PARAMS, t->params);
 		emit_range(r, CPOL_TOOL_CONSTRAINTS, t->constraints);
+		emit_put_u32(r + CPOL_TOOL_MAX_CALLS_PER_DAY, t->max_calls_per_day);
 	}
 	return 0;
 }
@@ -597,7 +598,7 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	memcpy(blob + CPOL_HDR_MAGIC, CPOL_MAGIC, CPOL_MAGIC_LEN);
 	emit_put_u16(blob + CPOL_HDR_MAJOR, CPOL_VERSION_MAJOR);
 	emit_put_u16(blob + CPOL_HDR_MINOR, CPOL_VERSION_MINOR);
-	/* A policy that names no arch targets the only one format 1.0 has. */
+	/* A policy that names no arch targets the only one the format has. */
 	if (p->arch == 0)
 		p->arch = CPOL_ARCH_X86_64;
 	emit_put_u32(blob + CPOL_HDR_ARCH, p->arch);

@@ -189,6 +189,10 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 		cJSON_AddNumberToObject(o, "maxCalls", t->max_calls);
 	else
 		cJSON_AddNullToObject(o, "maxCalls");
+	if (t->max_calls_per_day != 0)
+		cJSON_AddNumberToObject(o, "maxCallsPerDay", t->max_calls_per_day);
+	else
+		cJSON_AddNullToObject(o, "maxCallsPerDay");
 	cJSON_AddItemToObject(o, "exec", json_strs(&t->exec));
 	cJSON_AddItemToObject(o, "envFrom", json_strs(&t->env_from));
 	cJSON_AddItemToObject(o, "roles", json_strs(&t->roles));
@@ -430,9 +434,13 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		fprintf(f, "  %s%s%s, timeout %s, ", t->id, (t->flags & CPOL_TOOL_F_SIDE_EFFECT) ? ", side effect" : "",
 			(t->flags & CPOL_TOOL_F_REPLAY) ? " (replay recorded)" : "", a);
 		if (t->max_calls)
-			fprintf(f, "max_calls %u\n", t->max_calls);
+			fprintf(f, "max_calls %u", t->max_calls);
 		else
-			fprintf(f, "no call budget\n");
+			fprintf(f, "no call budget");
+		if (t->max_calls_per_day)
+			fprintf(f, ", max_calls_per_day %u\n", t->max_calls_per_day);
+		else
+			fprintf(f, ", no daily budget\n");
 		fprintf(f, "    %s\n    exec: ", t->description);
 		text_strs(f, &t->exec);
 		fputs("\n    env_from: ", f);

@@ -16,9 +16,10 @@
 #define PATH(buf, ...) schema_path((buf), sizeof(buf), __VA_ARGS__)
 
 static const char *const inv_keys[] = { "version", "tools", NULL };
-static const char *const tool_keys[] = { "id",      "description", "params",   "constraints",
-					 "side_effect", "replay",  "timeout",  "exec",
-					 "env_from",    "allow",   "max_calls", NULL };
+static const char *const tool_keys[] = { "id",        "description", "params",   "constraints",
+					 "side_effect", "replay",    "timeout",  "exec",
+					 "env_from",  "allow",       "max_calls", "max_calls_per_day",
+					 NULL };
 static const char *const allow_keys[] = { "roles", NULL };
 static const char *const param_keys[] = { "type", "required", "min_length", "max_length", "enum",
 					  "min",  "max",      "items",      "max_items",  "properties",
@@ -707,6 +708,15 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 			rc = -1;
 		else
 			t->max_calls = (uint32_t)u;
+	}
+	/* Counted by the ledger across runs, per (app, user, tool, UTC day);
+	 * leaving the key out, not 0, is how to say "no daily budget". */
+	if ((v = ymap_get(n, "max_calls_per_day")) != NULL) {
+		PATH(sub, "%s.max_calls_per_day", path);
+		if (schema_uint(c, v, sub, 1, CPOL_TOOL_MAX_PER_DAY, &u) != 0)
+			rc = -1;
+		else
+			t->max_calls_per_day = (uint32_t)u;
 	}
 	return rc;
 }

@@ -193,8 +193,8 @@ static int blob_u64(struct blob_loader *L, const struct blob_rec *r, size_t at, 
 	return blob_get(L, r, at, 8, field, v);
 }
 
-/* A u32 that must be zero: reserved fields keep their meaning for later
- * format versions only if 1.0 readers refuse anything else. */
+/* A u32 that must be zero: a later minor version can give a reserved field
+ * a meaning only if every earlier reader refuses anything but zero. */
 static int blob_zero32(struct blob_loader *L, const struct blob_rec *r, size_t at,
 		       const char *field)
 {
@@ -337,10 +337,16 @@ static int blob_read_header(struct blob_loader *L, uint32_t want_arch)
 	    blob_get(L, &h, CPOL_HDR_SECTION_COUNT, 4, "section_count", &nsec) < 0 ||
 	    blob_get(L, &h, CPOL_HDR_TABLE_END, 4, "table_end", &tend) < 0)
 		return -1;
+	/* Another major version lays records out differently (1.x had 72-byte
+	 * tools): refused, never read with this version's offsets. */
 	if (major != CPOL_VERSION_MAJOR)
 		return blob_fail(L, &h, CPOL_HDR_MAJOR, "major",
-				 "The blob is format %u.x; this loader reads format %u.x only.",
-				 (unsigned)major, CPOL_VERSION_MAJOR);
+				 "The blob is format %u.%u, %s than this loader's %u.%u, which reads "
+				 "format %u.x only%s.",
+				 (unsigned)major, (unsigned)minor, major < CPOL_VERSION_MAJOR ? "older" : "newer",
+				 CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR, CPOL_VERSION_MAJOR,
+				 major < CPOL_VERSION_MAJOR ? "; compile the policy again with this version's cordonc"
+							   : "");
 	if (minor > CPOL_VERSION_MINOR)
 		return blob_fail(L, &h, CPOL_HDR_MINOR, "minor",
 				 "The blob is format %u.%u, newer than this loader's %u.%u.",
@@ -363,12 +369,13 @@ static int blob_read_header(struct blob_loader *L, uint32_t want_arch)
 				 (unsigned long long)total, CPOL_MAX_BLOB_SIZE);
 	if (nsec != CPOL_SEC_COUNT)
 		return blob_fail(L, &h, CPOL_HDR_SECTION_COUNT, "section_count",
-				 "The header lists %u sections; format 1.0 has exactly %u.",
-				 (unsigned)nsec, CPOL_SEC_COUNT);
+				 "The header lists %u sections; format %u.%u has exactly %u.",
+				 (unsigned)nsec, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR, CPOL_SEC_COUNT);
 	if (tend != CPOL_TABLE_END)
 		return blob_fail(L, &h, CPOL_HDR_TABLE_END, "table_end",
-				 "The section table ends at %u; in format 1.0 it ends at %u.",
-				 (unsigned)tend, (unsigned)CPOL_TABLE_END);
+				 "The section table ends at %u; in format %u.%u it ends at %u.",
+				 (unsigned)tend, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR,
+				 (unsigned)CPOL_TABLE_END);
 	L->p->major = (uint16_t)major;
 	L->p->minor = (uint16_t)minor;
 	L->p->arch = (uint32_t)arch;
@@ -876,7 +883,17 @@ static int blob_read_tools(struct blob_loader *L)
 		    blob_list(L, &r, CPOL_TOOL_PARAMS, "params", L->sec[CPOL_SEC_PARAMS].count,
 			      "params", &t->params) < 0 ||
 		    blob_list(L, &r, CPOL_TOOL_CONSTRAINTS, "constraints",
-			      L->sec[CPOL_SEC_CONSTRAINTS].count, "constraints", &t->constraints) < 0)
+			      L->sec[CPOL_SEC_CONSTRAINTS].count, "constraints", &t->constraints) < 0 ||
+		    blob_u32(L, &r, CPOL_TOOL_MAX_CALLS_PER_DAY, "max_calls_per_day",
+			     &t->max_calls_per_day) < 0)
+			return -1;
+		/* The YAML's bound, checked again: no compile writes more, and
+		 * the ledger that counts against it may rely on it. */
+		if (t->max_calls_per_day > CPOL_TOOL_MAX_PER_DAY)
+			return blob_fail(L, &r, CPOL_TOOL_MAX_CALLS_PER_DAY, "max_calls_per_day",
+					 "The daily budget is %u calls; the format allows at most %u.",
+					 t->max_calls_per_day, CPOL_TOOL_MAX_PER_DAY);
+		if (blob_zero32(L, &r, CPOL_TOOL_RESERVED, "reserved") < 0)
 			return -1;
 	}
 	return 0;

@@ -1,5 +1,5 @@
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 1.0.
+ * cpol.h - the on-disk policy blob (.cpol), format 2.0.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
@@ -31,7 +31,12 @@
 #define CPOL_MAGIC "\x93" "CPL\r\n\x1a\n"
 #define CPOL_MAGIC_LEN 8
 
-#define CPOL_VERSION_MAJOR 1
+/* A reader of M.m reads every M.k with k <= m, so a minor version may only
+ * give meaning to bytes that were reserved (zero) before.  A change that
+ * moves or resizes anything is a new major version, and a reader refuses
+ * every other major: it never guesses at a layout.  History:
+ * docs/blob-format.md, section 8 "Versions". */
+#define CPOL_VERSION_MAJOR 2
 #define CPOL_VERSION_MINOR 0
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
@@ -160,7 +165,9 @@ enum cpol_section {
 #define CPOL_TOOL_ROLES 48       /* list into STRLIST */
 #define CPOL_TOOL_PARAMS 56      /* list into PARAMS: top-level params */
 #define CPOL_TOOL_CONSTRAINTS 64 /* list into CONSTRAINTS: the tool's programs */
-#define CPOL_TOOL_BYTES 72
+#define CPOL_TOOL_MAX_CALLS_PER_DAY 72 /* u32: 0 = no daily budget */
+#define CPOL_TOOL_RESERVED 76    /* u32, zero */
+#define CPOL_TOOL_BYTES 80
 
 /* PARAMS record.  Params form a forest: a tool owns a contiguous run of
  * top-level params, an object param owns a run of properties, an array param
@@ -227,6 +234,8 @@ enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
 #define CPOL_TOOL_F_SIDE_EFFECT 0x1u
 #define CPOL_TOOL_F_REPLAY 0x2u /* only with SIDE_EFFECT */
 #define CPOL_TOOL_F_ALL 0x3u
+/* Upper bound of a tool's max_calls_per_day, in the YAML and in the blob. */
+#define CPOL_TOOL_MAX_PER_DAY 100000000u
 
 #define CPOL_PRM_F_REQUIRED 0x01u
 #define CPOL_PRM_F_MIN 0x02u        /* MIN is set (integer, number) */

@@ -113,6 +113,7 @@ struct cpol_tool {
 	const char *description;
 	uint32_t flags;     /* CPOL_TOOL_F_* */
 	uint32_t max_calls; /* 0: no budget */
+	uint32_t max_calls_per_day; /* 0: no daily budget */
 	uint64_t timeout_ms;
 	struct cpol_strs exec; /* argv; exec.v[0] is an absolute path */
 	struct cpol_strs env_from;

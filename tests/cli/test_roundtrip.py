@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Round trip: compile the cafe example, load it back through the runtime's
 loader (cordonc inspect --json), and compare with what examples/cafe says.
+Then hand-patch the blob (rehashed, as a hostile writer would) and check the
+loader names the field at fault: a nonzero reserved word in a tool record,
+a daily budget over the bound, a blob of the previous major format.
 
 The expected values are written here by reading the YAML by eye, in the
 units the YAML uses, and converted in this file: 30s is 30000 ms, 64k is
@@ -14,6 +17,11 @@ import sys
 import tempfile
 
 BUILD, SRC = os.environ["BUILD"], os.environ["SRC"]
+sys.path.insert(0, os.path.join(SRC, "tests", "cli"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import blobtool  # noqa: E402  (written from docs/blob-format.md, not the C code)
+
+TOOL_BYTES = 80  # docs/blob-format.md, TOOLS
 K, M, G = 1024, 1024 ** 2, 1024 ** 3
 
 
@@ -35,7 +43,7 @@ with tempfile.TemporaryDirectory() as d:
                                   check=True, capture_output=True, text=True).stdout)
     raw = open(out, "rb").read()
 
-eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (1, 0, "x86_64"))
+eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (2, 0, "x86_64"))
 eq("size", j["format"]["size"], len(raw))
 eq("sections", [s["name"] for s in j["sections"]],
    ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env", "mounts", "seccomp",
@@ -69,8 +77,9 @@ eq("tmpfs", mounts["/tmp"], {"type": "tmpfs", "target": "/tmp", "rw": True, "siz
 tools = {t["id"]: t for t in j["tools"]}
 eq("tool ids", [t["id"] for t in j["tools"]], ["calc.solve", "mail.send"])
 mail = tools["mail.send"]
-eq("mail flags", (mail["sideEffect"], mail["replay"], mail["timeoutMs"], mail["maxCalls"]),
-   (True, True, 10_000, 5))
+eq("mail flags", (mail["sideEffect"], mail["replay"], mail["timeoutMs"], mail["maxCalls"],
+                 mail["maxCallsPerDay"]),
+   (True, True, 10_000, 5, 50))
 eq("mail exec", mail["exec"], ["/usr/local/libexec/cordon/cafe/mail-send", "--from", "cafe@example.org"])
 eq("mail env_from", mail["envFrom"], ["SMTP_PASSWORD"])
 eq("mail roles", mail["roles"], ["analyst"])
@@ -80,8 +89,9 @@ eq("mail params", mail["params"], {
     "body": {"type": "string", "required": True, "maxLength": 65536},
     "priority": {"type": "string", "required": False, "enum": ["high", "low", "normal"]}})
 calc = tools["calc.solve"]
-eq("calc flags", (calc["sideEffect"], calc["replay"], calc["timeoutMs"], calc["maxCalls"]),
-   (False, False, 5_000, 20))
+eq("calc flags", (calc["sideEffect"], calc["replay"], calc["timeoutMs"], calc["maxCalls"],
+                 calc["maxCallsPerDay"]),
+   (False, False, 5_000, 20, None))
 eq("calc roles", calc["roles"], ["analyst", "cashier"])
 eq("calc params", calc["params"], {
     "unknowns": {"type": "array", "required": True, "maxItems": 8,
@@ -124,7 +134,7 @@ def constraint_programs(buf):
     insns_off, _ = section(12)
     out = {}
     for t in range(ntools):
-        rec = tools_off + 72 * t
+        rec = tools_off + TOOL_BYTES * t
         tid = string(*struct.unpack_from("<II", buf, rec))
         first, count = struct.unpack_from("<II", buf, rec + 64)
         progs, cur = [], []
@@ -154,4 +164,55 @@ eq("mail constraint literal", raw[strtab_off + off:strtab_off + off + length].de
 (calc_prog,) = progs["calc.solve"]
 eq("calc constraint ops", [(op, typ, a, b) for op, typ, a, b in calc_prog],
    [(2, 5, 1, 0), (8, 5, 0, 0), (4, 0, 0, 1), (15, 2, 0, 0), (1, 0, 0, 0)])
-print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says")
+
+
+def tool_record(buf, tid):
+    """Byte offset of the TOOLS record whose id is tid, read as the format
+    document describes it."""
+    tools_off, _, ntools = blobtool.table(buf)["tools"]
+    strtab = blobtool.table(buf)["strtab"][0]
+    for t in range(ntools):
+        rec = tools_off + TOOL_BYTES * t
+        off, length = struct.unpack_from("<II", buf, rec)
+        if buf[strtab + off:strtab + off + length].decode() == tid:
+            return t, rec
+    fail(f"no tool {tid} in the blob")
+
+
+# The daily budget sits at offset 72 of the record, the reserved word at 76.
+mail_index, mail_rec = tool_record(raw, "mail.send")
+eq("mail.send max_calls_per_day in the record", struct.unpack_from("<II", raw, mail_rec + 72), (50, 0))
+calc_index, calc_rec = tool_record(raw, "calc.solve")
+eq("calc.solve max_calls_per_day in the record", struct.unpack_from("<II", raw, calc_rec + 72), (0, 0))
+
+
+def refused(what, patches, field, words):
+    """Patch raw (offset -> bytes), rehash, and insist that both
+    `cordonc inspect` and `cordonc verify` refuse it naming field."""
+    buf = bytearray(raw)
+    for off, data in patches:
+        buf[off:off + len(data)] = data
+    buf[32:64] = blobtool.blob_hash(buf)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "patched.cpol")
+        with open(path, "wb") as f:
+            f.write(buf)
+        for cmd in (["inspect"], ["verify"]):
+            r = subprocess.run([f"{BUILD}/cordonc", *cmd, path], capture_output=True, text=True)
+            if r.returncode == 0:
+                fail(f"{what}: cordonc {cmd[0]} accepted the blob")
+            if r.returncode not in (1, 2) or field not in r.stderr or \
+                    not all(w in r.stderr for w in words):
+                fail(f"{what}: cordonc {cmd[0]} exit {r.returncode}, stderr {r.stderr!r}; "
+                     f"want {field} and {words}")
+
+
+refused("nonzero reserved word", [(mail_rec + 76, struct.pack("<I", 1))],
+        f"tools[{mail_index}].reserved", ["must be 0"])
+refused("daily budget over the bound", [(mail_rec + 72, struct.pack("<I", 100_000_001))],
+        f"tools[{mail_index}].max_calls_per_day", ["100000001", "100000000"])
+# A 1.x blob (72-byte tool records): refused by its version, both named.
+refused("previous major format", [(8, struct.pack("<HH", 1, 0))],
+        "header.major", ["format 1.0", "2.0"])
+print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
+      "patched tool records and a 1.0 header are refused by field")
