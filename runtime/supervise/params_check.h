@@ -2,7 +2,14 @@
  * params_check.h - a call's params against its tool's signature in the
  * blob (DESIGN.md §5): unknown, missing, mistyped, out-of-range and
  * over-long values are refused, each with the path of the value and the
- * reason, before any constraint runs.
+ * reason, before any constraint runs.  The rules, their order and the
+ * message format are in docs/params.md.
+ *
+ * One violation is reported: the first in document order, with the
+ * required names of an object judged after its members.  The walk is as
+ * deep as the signature (at most CPOL_MAX_PARAM_DEPTH), descends into each
+ * element of params at most once, and per object does name lookups bounded
+ * by the names the signature declares there; it allocates nothing.
  */
 #ifndef CORDON_PARAMS_CHECK_H
 #define CORDON_PARAMS_CHECK_H
@@ -30,7 +37,12 @@ struct params_result {
 	char msg[256];  /* in words, for the caller */
 };
 
-/* Returns 1 when params fit tool `tool`'s signature, 0 with res filled. */
+/* Returns 1 when params fit tool `tool`'s signature (res->verdict
+ * PARAMS_OK), 0 with res filled.  params NULL is NOT_OBJECT; a tool index
+ * outside p, or a signature broken in memory, refuses the call (UNKNOWN,
+ * MISTYPED) instead of being followed.  res may be NULL when only the
+ * answer is wanted.  Caller text in path and msg is escaped and cut, so
+ * both are one line of UTF-8. */
 int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params, struct params_result *res);
 
 /* "ok", "not_object", "unknown", "missing", "mistyped", "out_of_range", "too_long", "too_short". */
