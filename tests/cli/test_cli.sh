@@ -46,7 +46,7 @@ expect_rc 2 "$CORDONC" compile "$T/many.yaml" "$TOOLS" -o "$T/x"
 expect_err "cordonc: 3 errors; no output written"
 
 # inspect / verify / check-policy on good and bad blobs.
-expect_rc 0 "$CORDONC" inspect "$T/a.cpol";        expect_out "tools: 2"
+expect_rc 0 "$CORDONC" inspect "$T/a.cpol";        expect_out "tools: 3"
 expect_rc 0 "$CORDONC" inspect --json "$T/a.cpol"; expect_out '"app":'
 expect_rc 0 "$CORDONC" verify "$T/a.cpol";         expect_out "valid policy blob"
 expect_rc 0 "$CORDON" check-policy "$T/a.cpol";    expect_out "ok: app cafe"

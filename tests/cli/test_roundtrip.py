@@ -75,12 +75,13 @@ for t in ["/usr", "/lib", "/lib64", "/etc/alternatives"]:
 eq("tmpfs", mounts["/tmp"], {"type": "tmpfs", "target": "/tmp", "rw": True, "sizeBytes": 64 * M})
 
 tools = {t["id"]: t for t in j["tools"]}
-eq("tool ids", [t["id"] for t in j["tools"]], ["calc.solve", "mail.send"])
+eq("tool ids", [t["id"] for t in j["tools"]], ["calc.check", "calc.solve", "mail.send"])
 mail = tools["mail.send"]
 eq("mail flags", (mail["sideEffect"], mail["replay"], mail["timeoutMs"], mail["maxCalls"],
                  mail["maxCallsPerDay"]),
    (True, True, 10_000, 5, 50))
-eq("mail exec", mail["exec"], ["/usr/local/libexec/cordon/cafe/mail-send", "--from", "cafe@example.org"])
+eq("mail exec", mail["exec"], ["/usr/local/libexec/cordon/examples/mail/mail-send", "--from", "cafe@example.org",
+                               "--maildir", "/var/tmp/cordon-examples/cafe/outbox"])
 eq("mail env_from", mail["envFrom"], ["SMTP_PASSWORD"])
 eq("mail roles", mail["roles"], ["analyst"])
 eq("mail params", mail["params"], {
@@ -103,7 +104,8 @@ eq("calc params", calc["params"], {
                                                  "min": -1000000, "max": 1000000}},
                       "equals": {"type": "number", "required": True,
                                  "min": -1000000000, "max": 1000000000}}}}})
-eq("agents", j["agents"], {"analyst": ["calc.solve", "mail.send"], "cashier": ["calc.solve"]})
+eq("agents", j["agents"], {"analyst": ["calc.check", "calc.solve", "mail.send"],
+                           "cashier": ["calc.check", "calc.solve"]})
 eq("outputs", j["outputs"], [
     {"path": "files/*.csv", "maxBytes": 10 * M, "required": False},
     {"path": "summary.txt", "maxBytes": 64 * K, "required": True}])
@@ -151,7 +153,7 @@ def constraint_programs(buf):
 
 # One constraint each, as the YAML lists them.
 progs = constraint_programs(raw)
-eq("constraints per tool", {k: len(v) for k, v in progs.items()}, {"calc.solve": 1, "mail.send": 1})
+eq("constraints per tool", {k: len(v) for k, v in progs.items()}, {"calc.check": 1, "calc.solve": 1, "mail.send": 1})
 # ends_with(to, "@example.org"): param to (index 3 of body, priority,
 # subject, to; type string 1), ends_with (op 18) "@example.org", ret.
 (mail_prog,) = progs["mail.send"]
