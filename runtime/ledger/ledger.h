@@ -7,7 +7,9 @@
  * nothing outside ledger/ knows it is SQLite.  Every decision is one
  * transaction.  A struct ledger may be used from several threads of one
  * supervisor at once (the bridge serves calls concurrently); calls are
- * serialised inside.
+ * serialised inside.  A handle belongs to the process that opened it: a
+ * forked child opens its own (using the parent's is an error).
+ * docs/ledger.md has the schema, the replay states and the guarantees.
  */
 #ifndef CORDON_LEDGER_H
 #define CORDON_LEDGER_H
@@ -43,8 +45,9 @@ enum ledger_budget {
 };
 
 /* Atomically checks both budgets and, when neither is spent, counts one
- * call against both.  0 means no budget of that kind.  A refused call is
- * not counted. */
+ * call against both.  0 means no budget of that kind: it is neither checked
+ * nor counted (both 0: OK without touching the database).  A refused call
+ * is not counted.  When both are spent the answer is LEDGER_BUDGET_RUN. */
 enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call *c, uint32_t max_run,
 				      uint32_t max_day, char *err, size_t n);
 
@@ -66,13 +69,20 @@ enum ledger_replay {
  * start time, on this host) is alive, waits for it to finish, up to
  * wait_ms, then answers IN_DOUBT.  *response (RECORDED only) is malloc'd,
  * the caller frees it.
+ *
+ * The owner may be another thread of this process (the same id twice in
+ * one run): that waits the same way.  A different digest is a CONFLICT
+ * whatever the record's state, without waiting.  The wait holds neither
+ * the handle's mutex nor a transaction.
  */
 enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
 				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
 				       size_t n);
 
 /* Records the answer of a call that ledger_replay_begin() let run; the
- * record stops being `pending`.  Returns 0, or -1 with err. */
+ * record stops being `pending`.  Returns 0, or -1 with err, also when the
+ * record is not `pending` under this process (begun by another process,
+ * never begun, or finished already). */
 int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n);
 

@@ -1,0 +1,971 @@
+/*
+ * ledger_sqlite.c - ledger.h on one SQLite database per state directory
+ * (docs/ledger.md has the schema, the replay state machine and the
+ * guarantees).
+ *
+ * Every decision is one BEGIN IMMEDIATE transaction: the write lock is
+ * taken before the first read, so two processes deciding on the same row
+ * are serialised by SQLite (WAL mode, busy timeout) and a read-then-write
+ * never has to be upgraded, which in WAL mode fails with SQLITE_BUSY
+ * instead of waiting.  Inside one process the connection is shared by the
+ * bridge's call threads and guarded by one mutex, held for one transaction
+ * at a time and never while waiting for another owner to finish.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "runtime/ledger/ledger.h"
+
+#define LEDGER_FILE "ledger.sqlite3"
+#define LEDGER_BUSY_MS 5000
+/* Day counters and the run counters of crashed runs are kept this long. */
+#define LEDGER_KEEP_DAYS 30
+/* Names and ids come from the policy and from the sandbox's request; the
+ * bridge bounds the frame, this bounds what one row may hold. */
+#define LEDGER_MAX_ID 1024
+/* Polling a pending record: the first retry soon (a same-process owner is
+ * usually about to finish), then no more often than this. */
+#define LEDGER_POLL_MAX_MS 50
+
+/*
+ * The schema, one step per version: step i takes user_version i to i + 1 in
+ * one transaction, so a crash mid-migration leaves the previous version
+ * whole.  Steps are only ever appended; a shipped step is never edited.
+ */
+static const char *const ledger_steps[] = {
+	/* v1: the base tables. */
+	"CREATE TABLE budget_run ("
+	" exec_id TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" calls INTEGER NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" PRIMARY KEY (exec_id, tool)"
+	") WITHOUT ROWID;"
+	"CREATE TABLE budget_day ("
+	" app TEXT NOT NULL,"
+	" user TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" day TEXT NOT NULL,"
+	" calls INTEGER NOT NULL,"
+	" PRIMARY KEY (app, user, tool, day)"
+	") WITHOUT ROWID;"
+	"CREATE TABLE replay ("
+	" app TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" message_id TEXT NOT NULL,"
+	" params_sha256 TEXT NOT NULL,"
+	" state TEXT NOT NULL CHECK ((state = 'pending' AND response IS NULL)"
+	"  OR (state = 'done' AND response IS NOT NULL)),"
+	" response TEXT,"
+	" owner_pid INTEGER NOT NULL,"
+	" owner_start INTEGER NOT NULL,"
+	" exec_id TEXT NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL,"
+	" PRIMARY KEY (app, tool, message_id)"
+	") WITHOUT ROWID;",
+	/* v2: a pid and start time name a process only within one boot and one
+	 * pid namespace; the owner check needs both to tell "gone" (another
+	 * boot) from "cannot tell" (another namespace).  Rows written by v1
+	 * carry '' and 0: unknown, the pid and start time alone decide.  The
+	 * indexes keep the opportunistic prune a range scan. */
+	"ALTER TABLE replay ADD COLUMN owner_boot TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE replay ADD COLUMN owner_pidns INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX budget_day_by_day ON budget_day (day);"
+	"CREATE INDEX budget_run_by_created ON budget_run (created);",
+};
+#define LEDGER_VERSION ((int)(sizeof(ledger_steps) / sizeof(ledger_steps[0])))
+
+/* Statements prepared once per connection, on first use. */
+enum ledger_sql {
+	SQL_BEGIN,
+	SQL_COMMIT,
+	SQL_ROLLBACK,
+	SQL_RUN_GET,
+	SQL_RUN_ADD,
+	SQL_RUN_END,
+	SQL_DAY_GET,
+	SQL_DAY_ADD,
+	SQL_PRUNE_DAY,
+	SQL_PRUNE_RUN,
+	SQL_REPLAY_GET,
+	SQL_REPLAY_PUT,
+	SQL_REPLAY_DONE,
+	SQL_COUNT
+};
+
+static const char *const ledger_sql_text[SQL_COUNT] = {
+	[SQL_BEGIN] = "BEGIN IMMEDIATE",
+	[SQL_COMMIT] = "COMMIT",
+	[SQL_ROLLBACK] = "ROLLBACK",
+	[SQL_RUN_GET] = "SELECT calls FROM budget_run WHERE exec_id = ?1 AND tool = ?2",
+	[SQL_RUN_ADD] = "INSERT INTO budget_run (exec_id, tool, calls, created) VALUES (?1, ?2, 1, ?3)"
+			" ON CONFLICT (exec_id, tool) DO UPDATE SET calls = calls + 1",
+	[SQL_RUN_END] = "DELETE FROM budget_run WHERE exec_id = ?1",
+	[SQL_DAY_GET] = "SELECT calls FROM budget_day WHERE app = ?1 AND user = ?2 AND tool = ?3 AND day = ?4",
+	[SQL_DAY_ADD] = "INSERT INTO budget_day (app, user, tool, day, calls) VALUES (?1, ?2, ?3, ?4, 1)"
+			" ON CONFLICT (app, user, tool, day) DO UPDATE SET calls = calls + 1",
+	[SQL_PRUNE_DAY] = "DELETE FROM budget_day WHERE day < date(?1, '-30 days')",
+	[SQL_PRUNE_RUN] = "DELETE FROM budget_run WHERE created < ?1",
+	[SQL_REPLAY_GET] = "SELECT params_sha256, state, response, owner_pid, owner_start, owner_boot, owner_pidns"
+			   " FROM replay WHERE app = ?1 AND tool = ?2 AND message_id = ?3",
+	[SQL_REPLAY_PUT] = "INSERT INTO replay (app, tool, message_id, params_sha256, state, response, owner_pid,"
+			   " owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
+			   " VALUES (?1, ?2, ?3, ?4, 'pending', NULL, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+	[SQL_REPLAY_DONE] = "UPDATE replay SET state = 'done', response = ?4, updated = ?8"
+			    " WHERE app = ?1 AND tool = ?2 AND message_id = ?3 AND state = 'pending'"
+			    " AND owner_pid = ?5 AND owner_start = ?6 AND owner_boot = ?7",
+};
+
+/* Who a process is on this host: pid and start time (clock ticks since
+ * boot, /proc/<pid>/stat field 22) so a reused pid is not taken for the
+ * owner, plus the boot and pid namespace both are relative to. */
+struct ledger_owner {
+	int64_t pid;
+	int64_t start;
+	char boot[64]; /* /proc/sys/kernel/random/boot_id, "" when unreadable */
+	int64_t pidns; /* inode of /proc/self/ns/pid, 0 when unreadable */
+};
+
+struct ledger {
+	sqlite3 *db;
+	sqlite3_stmt *stmt[SQL_COUNT];
+	pthread_mutex_t mu;
+	struct ledger_owner self;
+	char pruned_day[16]; /* the call day the last prune ran for */
+};
+
+__attribute__((format(printf, 3, 4))) static void ledger_errf(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || n == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+}
+
+static int ledger_dberr(struct ledger *l, const char *what, char *err, size_t n)
+{
+	ledger_errf(err, n, "ledger: %s: %s", what, sqlite3_errmsg(l->db));
+	return -1;
+}
+
+/* ---- process identity ------------------------------------------------- */
+
+/* Reads the state letter and start time of pid (0: this process, through
+ * /proc/self, whatever pid namespace /proc was mounted for).  Returns 0, or
+ * -1 with errno (ENOENT: no such process). */
+static int proc_stat_read(int64_t pid, char *state, int64_t *start)
+{
+	char path[64], buf[1024], *p, *end;
+	ssize_t got;
+	size_t len = 0;
+	unsigned long long v;
+	int fd, i;
+
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	else
+		snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	while (len < sizeof(buf) - 1) {
+		got = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	buf[len] = '\0';
+	/* comm (field 2) may hold spaces and ')': the last ')' ends it. */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ' || p[2] == '\0')
+		goto bad;
+	p += 2;
+	*state = *p;
+	/* p is at field 3; field 22 is 19 fields on. */
+	for (i = 3; i < 22; i++) {
+		p = strchr(p, ' ');
+		if (p == NULL)
+			goto bad;
+		p++;
+	}
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (end == p || (*end != ' ' && *end != '\n' && *end != '\0') || errno != 0 || v > INT64_MAX)
+		goto bad;
+	*start = (int64_t)v;
+	return 0;
+bad:
+	errno = EPROTO;
+	return -1;
+}
+
+static void owner_self(struct ledger_owner *o)
+{
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->pid = getpid();
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		got = read(fd, o->boot, sizeof(o->boot) - 1);
+		o->boot[got > 0 ? got : 0] = '\0';
+		o->boot[strcspn(o->boot, "\n")] = '\0';
+		close(fd);
+	}
+	if (stat("/proc/self/ns/pid", &st) == 0)
+		o->pidns = (int64_t)st.st_ino;
+}
+
+enum owner_liveness { OWNER_GONE, OWNER_ALIVE, OWNER_UNKNOWN };
+
+/* Is the owner of a pending record still running?  Only a definite "gone"
+ * lets the caller answer IN_DOUBT at once; an owner that cannot be checked
+ * from here is waited for like a live one. */
+static enum owner_liveness owner_check(const struct ledger_owner *self, const struct ledger_owner *o)
+{
+	int64_t start;
+	char state;
+
+	if (o->boot[0] != '\0' && self->boot[0] != '\0' && strcmp(o->boot, self->boot) != 0)
+		return OWNER_GONE; /* written before a reboot: every process of then is gone */
+	if (o->pidns != 0 && self->pidns != 0 && o->pidns != self->pidns)
+		return OWNER_UNKNOWN; /* its pid means nothing in our namespace */
+	if (o->pid == self->pid && o->start == self->start)
+		return OWNER_ALIVE; /* another thread of ours, or the same id twice */
+	if (o->pid <= 0 || o->pid > INT32_MAX)
+		return OWNER_GONE;
+	if (proc_stat_read(o->pid, &state, &start) != 0)
+		return errno == ENOENT || errno == ESRCH ? OWNER_GONE : OWNER_UNKNOWN;
+	/* A zombie has finished all it will ever do. */
+	if (start != o->start || state == 'Z' || state == 'X' || state == 'x')
+		return OWNER_GONE;
+	return OWNER_ALIVE;
+}
+
+/* ---- statements and transactions ------------------------------------- */
+
+/* The statement for sql, reset and unbound, ready for binding. */
+static sqlite3_stmt *ledger_stmt(struct ledger *l, enum ledger_sql sql, char *err, size_t n)
+{
+	if (l->stmt[sql] == NULL &&
+	    sqlite3_prepare_v3(l->db, ledger_sql_text[sql], -1, SQLITE_PREPARE_PERSISTENT, &l->stmt[sql], NULL) !=
+		    SQLITE_OK) {
+		ledger_dberr(l, "preparing a statement", err, n);
+		return NULL;
+	}
+	return l->stmt[sql];
+}
+
+static void ledger_done(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* Binds texts to ?1..?count.  Returns 0 or an SQLite code. */
+static int bind_texts(sqlite3_stmt *st, const char *const *v, int count)
+{
+	int i, rc;
+
+	for (i = 0; i < count; i++) {
+		rc = sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+/* Binds who this process is (pid, start time, boot) to ?at..?at+2, as
+ * both writing and finishing a pending record name the owner. */
+static int bind_owner(sqlite3_stmt *st, int at, const struct ledger_owner *o)
+{
+	int rc = sqlite3_bind_int64(st, at, o->pid);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, at + 1, o->start);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, at + 2, o->boot, -1, SQLITE_STATIC);
+	return rc;
+}
+
+/* Runs a statement that returns no row, after binding texts ?1..?count
+ * and then one integer at ?count+1 unless nums is 0. */
+static int ledger_run(struct ledger *l, enum ledger_sql sql, const char *const *v, int count, int nums,
+		      int64_t num, const char *what, char *err, size_t n)
+{
+	sqlite3_stmt *st = ledger_stmt(l, sql, err, n);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = bind_texts(st, v, count);
+	if (rc == SQLITE_OK && nums)
+		rc = sqlite3_bind_int64(st, count + 1, num);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		ledger_dberr(l, what, err, n);
+		ledger_done(st);
+		return -1;
+	}
+	ledger_done(st);
+	return 0;
+}
+
+/* One integer column of the row the key names; 0 when there is no row. */
+static int ledger_count(struct ledger *l, enum ledger_sql sql, const char *const *key, int count, int64_t *out,
+			char *err, size_t n)
+{
+	sqlite3_stmt *st = ledger_stmt(l, sql, err, n);
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	rc = bind_texts(st, key, count);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+	}
+	ledger_done(st);
+	if (rc != SQLITE_DONE)
+		return ledger_dberr(l, "reading a counter", err, n);
+	return 0;
+}
+
+/* Takes the mutex and opens the transaction; on failure holds neither. */
+static int ledger_tx_begin(struct ledger *l, char *err, size_t n)
+{
+	if (l->self.pid != getpid()) {
+		/* An SQLite connection must not cross fork(): its locks stay
+		 * with the parent. */
+		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
+		return -1;
+	}
+	pthread_mutex_lock(&l->mu);
+	if (ledger_run(l, SQL_BEGIN, NULL, 0, 0, 0, "starting a transaction", err, n) != 0) {
+		pthread_mutex_unlock(&l->mu);
+		return -1;
+	}
+	return 0;
+}
+
+/* Commits when ok, else rolls back; releases the mutex.  Returns 0 when
+ * ok and the commit went through. */
+static int ledger_tx_end(struct ledger *l, int ok, char *err, size_t n)
+{
+	int rc = -1;
+
+	if (ok && ledger_run(l, SQL_COMMIT, NULL, 0, 0, 0, "committing", err, n) == 0)
+		rc = 0;
+	if (rc != 0 && sqlite3_get_autocommit(l->db) == 0)
+		(void)ledger_run(l, SQL_ROLLBACK, NULL, 0, 0, 0, "rolling back", NULL, 0);
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+/* ---- opening: the directory, the file, the schema --------------------- */
+
+/* Creates the state directory 0700 when absent and opens it.  It must be a
+ * real directory of ours that nobody else may write: SQLite opens the
+ * database and its -wal and -shm files by name inside it. */
+static int ledger_dir_open(const char *dir, int *dfd, char *err, size_t n)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		ledger_errf(err, n, "ledger: cannot create state directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			ledger_errf(err, n, "ledger: state directory %s is a symbolic link; refusing it", dir);
+		else
+			ledger_errf(err, n, "ledger: cannot open state directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		ledger_errf(err, n, "ledger: cannot stat state directory %s: %s", dir, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		if (st.st_uid != geteuid())
+			ledger_errf(err, n, "ledger: state directory %s belongs to uid %u, not to this user (%u)", dir,
+				    (unsigned)st.st_uid, (unsigned)geteuid());
+		else
+			ledger_errf(err, n, "ledger: state directory %s is writable by group or others (mode %03o)",
+				    dir, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	*dfd = fd;
+	return 0;
+}
+
+/* Creates the database file 0600 when absent (SQLite would create it
+ * 0644 less the umask), and refuses one that is a link, not ours or open
+ * to others.  It is never opened while it may already be in use: closing
+ * any descriptor of a file drops every POSIX lock this process holds on
+ * it, SQLite's included. */
+static int ledger_file_check(int dfd, const char *dir, char *err, size_t n)
+{
+	struct stat st;
+	int fd, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (fstatat(dfd, LEDGER_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			break;
+		if (errno != ENOENT)
+			goto fail;
+		fd = openat(dfd, LEDGER_FILE, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (errno != EEXIST) /* else another process made it first: check theirs */
+			goto fail;
+	}
+	if (tries == 2)
+		goto fail;
+	if (S_ISLNK(st.st_mode)) {
+		ledger_errf(err, n, "ledger: %s/%s is a symbolic link; refusing it", dir, LEDGER_FILE);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ledger_errf(err, n, "ledger: %s/%s is not a regular file", dir, LEDGER_FILE);
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		ledger_errf(err, n, "ledger: %s/%s belongs to uid %u, not to this user (%u)", dir, LEDGER_FILE,
+			    (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if ((st.st_mode & 077) != 0) {
+		ledger_errf(err, n, "ledger: %s/%s is open to group or others (mode %03o); it must be 0600", dir,
+			    LEDGER_FILE, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+fail:
+	ledger_errf(err, n, "ledger: cannot create %s/%s: %s", dir, LEDGER_FILE, strerror(errno));
+	return -1;
+}
+
+static int ledger_user_version(struct ledger *l, int *v, char *err, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(l->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return ledger_dberr(l, "reading the schema version", err, n);
+	return 0;
+}
+
+/* Applies the missing steps, one transaction each.  The version is read
+ * inside the write transaction, so two processes opening a fresh ledger at
+ * once apply each step exactly once. */
+static int ledger_migrate(struct ledger *l, const char *path, char *err, size_t n)
+{
+	char sql[64], what[64];
+	int v;
+
+	for (;;) {
+		if (ledger_tx_begin(l, err, n) != 0)
+			return -1;
+		if (ledger_user_version(l, &v, err, n) != 0)
+			goto fail;
+		if (v < 0 || v > LEDGER_VERSION) {
+			ledger_errf(err, n,
+				    "ledger: %s has schema version %d, newer than the %d this cordon knows; "
+				    "refusing it (a newer cordon wrote it; use that one)",
+				    path, v, LEDGER_VERSION);
+			goto fail;
+		}
+		if (v == LEDGER_VERSION)
+			return ledger_tx_end(l, 1, err, n);
+		snprintf(what, sizeof(what), "migrating the schema to version %d", v + 1);
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+		if (sqlite3_exec(l->db, ledger_steps[v], NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_exec(l->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+			ledger_dberr(l, what, err, n);
+			goto fail;
+		}
+		if (ledger_tx_end(l, 1, err, n) != 0)
+			return -1;
+	}
+fail:
+	ledger_tx_end(l, 0, NULL, 0);
+	return -1;
+}
+
+int ledger_schema_version(void)
+{
+	return LEDGER_VERSION;
+}
+
+int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
+{
+	char dir[PATH_MAX], path[PATH_MAX + sizeof("/" LEDGER_FILE)];
+	struct ledger *l = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *mode;
+	size_t len;
+	int dfd = -1, rc = -1;
+	int64_t start;
+	char state;
+
+	if (out == NULL) {
+		ledger_errf(err, n, "ledger: no place for the handle");
+		return -1;
+	}
+	*out = NULL;
+	if (state_dir == NULL || state_dir[0] == '\0') {
+		ledger_errf(err, n, "ledger: no state directory");
+		return -1;
+	}
+	/* "dir/" would make lstat and O_NOFOLLOW follow a link named dir. */
+	len = strlen(state_dir);
+	while (len > 1 && state_dir[len - 1] == '/')
+		len--;
+	if (len + sizeof("/" LEDGER_FILE) > sizeof(dir)) {
+		ledger_errf(err, n, "ledger: state directory path too long");
+		return -1;
+	}
+	memcpy(dir, state_dir, len);
+	dir[len] = '\0';
+	snprintf(path, sizeof(path), "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", LEDGER_FILE);
+
+	if (ledger_dir_open(dir, &dfd, err, n) != 0 || ledger_file_check(dfd, dir, err, n) != 0)
+		goto out;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		ledger_errf(err, n, "ledger: out of memory");
+		goto out;
+	}
+	if (pthread_mutex_init(&l->mu, NULL) != 0) {
+		ledger_errf(err, n, "ledger: cannot create its mutex");
+		free(l);
+		l = NULL;
+		goto out;
+	}
+	owner_self(&l->self);
+	if (proc_stat_read(0, &state, &start) != 0) {
+		ledger_errf(err, n, "ledger: cannot read this process's start time from /proc/self/stat: %s",
+			    strerror(errno));
+		goto out;
+	}
+	l->self.start = start;
+
+	/* No SQLITE_OPEN_CREATE: the file was made 0600 above; if it is gone
+	 * now, something else is at work in the directory. */
+	if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		if (l->db == NULL)
+			ledger_errf(err, n, "ledger: cannot open %s: out of memory", path);
+		else
+			ledger_errf(err, n, "ledger: cannot open %s: %s", path, sqlite3_errmsg(l->db));
+		goto out;
+	}
+	sqlite3_extended_result_codes(l->db, 1);
+	sqlite3_busy_timeout(l->db, LEDGER_BUSY_MS);
+	sqlite3_db_config(l->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(l->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	/* WAL: readers never block the one writer.  synchronous=FULL: a
+	 * `pending` record must be on disk before the tool runs, or a power
+	 * loss could forget it and let the call run twice. */
+	if (sqlite3_prepare_v2(l->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		ledger_dberr(l, "switching to WAL mode", err, n);
+		goto out;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
+		ledger_errf(err, n, "ledger: %s stays in journal mode %s, not WAL", path, mode != NULL ? mode : "?");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_exec(l->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
+		ledger_dberr(l, "setting synchronous mode", err, n);
+		goto out;
+	}
+	if (ledger_migrate(l, path, err, n) != 0)
+		goto out;
+	*out = l;
+	l = NULL;
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	ledger_close(l);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+void ledger_close(struct ledger *l)
+{
+	int i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < SQL_COUNT; i++)
+		sqlite3_finalize(l->stmt[i]);
+	sqlite3_close_v2(l->db);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+/* ---- argument checks -------------------------------------------------- */
+
+static int id_ok(const char *s, int may_be_empty)
+{
+	return s != NULL && (may_be_empty || s[0] != '\0') && strnlen(s, LEDGER_MAX_ID + 1) <= LEDGER_MAX_ID;
+}
+
+/* "YYYY-MM-DD", a real date: it keys the day counter and the prune. */
+static int day_ok(const char *d)
+{
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int i, y, m, dd;
+
+	if (d == NULL || strnlen(d, 11) != 10)
+		return 0;
+	for (i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? d[i] != '-' : (d[i] < '0' || d[i] > '9'))
+			return 0;
+	y = atoi(d);
+	m = atoi(d + 5);
+	dd = atoi(d + 8);
+	if (m < 1 || m > 12 || dd < 1 || dd > mdays[m - 1])
+		return 0;
+	return !(m == 2 && dd == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)));
+}
+
+static int digest_ok(const char *h)
+{
+	int i;
+
+	if (h == NULL)
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+			return 0;
+	return h[64] == '\0';
+}
+
+/* The fields every call names; what each is, in the error. */
+static int call_ok(struct ledger *l, const struct ledger_call *c, char *err, size_t n)
+{
+	if (l == NULL || c == NULL) {
+		ledger_errf(err, n, "ledger: no ledger or no call");
+		return 0;
+	}
+	if (!id_ok(c->app, 0) || !id_ok(c->tool, 0) || !id_ok(c->exec_id, 0)) {
+		ledger_errf(err, n, "ledger: app, tool and exec_id must be non-empty and at most %d bytes",
+			    LEDGER_MAX_ID);
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- budgets ---------------------------------------------------------- */
+
+/* Day counters older than LEDGER_KEEP_DAYS before the call's day, and the
+ * counters of runs that ended without ledger_run_end(), go once per call
+ * day per handle: an index range scan, inside the counting transaction. */
+static int budget_prune(struct ledger *l, const struct ledger_call *c, int64_t now, char *err, size_t n)
+{
+	if (strcmp(l->pruned_day, c->day) == 0)
+		return 0;
+	if (ledger_run(l, SQL_PRUNE_DAY, &c->day, 1, 0, 0, "pruning day counters", err, n) != 0 ||
+	    ledger_run(l, SQL_PRUNE_RUN, NULL, 0, 1, now - (int64_t)LEDGER_KEEP_DAYS * 86400,
+		       "pruning run counters", err, n) != 0)
+		return -1;
+	/* Under the mutex; should the transaction still fail, the next
+	 * call day prunes what this one did not. */
+	snprintf(l->pruned_day, sizeof(l->pruned_day), "%s", c->day);
+	return 0;
+}
+
+enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call *c, uint32_t max_run,
+				      uint32_t max_day, char *err, size_t n)
+{
+	const char *run_key[2], *day_key[4];
+	enum ledger_budget res = LEDGER_BUDGET_ERROR;
+	int64_t now = (int64_t)time(NULL), run = 0, day = 0;
+	int ok = 0;
+
+	if (!call_ok(l, c, err, n))
+		return LEDGER_BUDGET_ERROR;
+	if (!id_ok(c->user, 1) || !day_ok(c->day)) {
+		ledger_errf(err, n, "ledger: the call needs a user (\"\" for none) and a day as YYYY-MM-DD");
+		return LEDGER_BUDGET_ERROR;
+	}
+	/* Nothing to check, nothing to count: no transaction at all. */
+	if (max_run == 0 && max_day == 0)
+		return LEDGER_BUDGET_OK;
+	run_key[0] = c->exec_id;
+	run_key[1] = c->tool;
+	day_key[0] = c->app;
+	day_key[1] = c->user;
+	day_key[2] = c->tool;
+	day_key[3] = c->day;
+	if (ledger_tx_begin(l, err, n) != 0)
+		return LEDGER_BUDGET_ERROR;
+	if ((max_run && ledger_count(l, SQL_RUN_GET, run_key, 2, &run, err, n) != 0) ||
+	    (max_day && ledger_count(l, SQL_DAY_GET, day_key, 4, &day, err, n) != 0))
+		goto out;
+	if (max_run && run >= max_run) {
+		res = LEDGER_BUDGET_RUN;
+		goto out;
+	}
+	if (max_day && day >= max_day) {
+		res = LEDGER_BUDGET_DAY;
+		goto out;
+	}
+	if ((max_run && ledger_run(l, SQL_RUN_ADD, run_key, 2, 1, now, "counting the call", err, n) != 0) ||
+	    (max_day && ledger_run(l, SQL_DAY_ADD, day_key, 4, 0, 0, "counting the call", err, n) != 0) ||
+	    budget_prune(l, c, now, err, n) != 0)
+		goto out;
+	ok = 1;
+	res = LEDGER_BUDGET_OK;
+out:
+	/* A refusal changed nothing; rolling it back is the same as
+	 * committing it. */
+	if (ledger_tx_end(l, ok, err, n) != 0 && ok)
+		res = LEDGER_BUDGET_ERROR;
+	return res;
+}
+
+int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n)
+{
+	int rc;
+
+	if (l == NULL || !id_ok(exec_id, 0)) {
+		ledger_errf(err, n, "ledger: run_end needs a ledger and a non-empty exec_id");
+		return -1;
+	}
+	if (ledger_tx_begin(l, err, n) != 0)
+		return -1;
+	rc = ledger_run(l, SQL_RUN_END, &exec_id, 1, 0, 0, "dropping the run's counters", err, n);
+	return ledger_tx_end(l, rc == 0, err, n);
+}
+
+/* ---- replay ----------------------------------------------------------- */
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t != NULL ? (const char *)t : "";
+}
+
+/* One look at the record, in one transaction.  Sets *wait when it is
+ * pending under an owner that may still finish it. */
+static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call *c, const char *message_id,
+				     const char *digest, char **response, int *wait, char *err, size_t n)
+{
+	const char *key[4] = {c->app, c->tool, message_id, digest};
+	enum ledger_replay res = LEDGER_REPLAY_ERROR;
+	struct ledger_owner o;
+	sqlite3_stmt *st, *put;
+	int rc, ok = 0;
+
+	*wait = 0;
+	if (ledger_tx_begin(l, err, n) != 0)
+		return LEDGER_REPLAY_ERROR;
+	st = ledger_stmt(l, SQL_REPLAY_GET, err, n);
+	if (st == NULL)
+		goto out;
+	rc = bind_texts(st, key, 3);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		memset(&o, 0, sizeof(o));
+		o.pid = sqlite3_column_int64(st, 3);
+		o.start = sqlite3_column_int64(st, 4);
+		snprintf(o.boot, sizeof(o.boot), "%s", col_text(st, 5));
+		o.pidns = sqlite3_column_int64(st, 6);
+		ok = 1;
+		if (strcmp(col_text(st, 0), digest) != 0) {
+			res = LEDGER_REPLAY_CONFLICT;
+		} else if (strcmp(col_text(st, 1), "done") == 0) {
+			*response = strdup(col_text(st, 2));
+			if (*response == NULL) {
+				ledger_errf(err, n, "ledger: out of memory copying a recorded response");
+				ok = 0;
+			}
+			res = *response != NULL ? LEDGER_REPLAY_RECORDED : LEDGER_REPLAY_ERROR;
+		} else if (owner_check(&l->self, &o) == OWNER_GONE) {
+			res = LEDGER_REPLAY_IN_DOUBT;
+		} else {
+			*wait = 1;
+			res = LEDGER_REPLAY_IN_DOUBT;
+		}
+		ledger_done(st);
+		goto out;
+	}
+	ledger_done(st);
+	if (rc != SQLITE_DONE) {
+		ledger_dberr(l, "reading the replay record", err, n);
+		goto out;
+	}
+	/* No record: ours now, pending until finish. */
+	put = ledger_stmt(l, SQL_REPLAY_PUT, err, n);
+	if (put == NULL)
+		goto out;
+	rc = bind_texts(put, key, 4);
+	if (rc == SQLITE_OK)
+		rc = bind_owner(put, 5, &l->self);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(put, 8, l->self.pidns);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(put, 9, c->exec_id, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(put, 10, (int64_t)time(NULL));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(put);
+	if (rc != SQLITE_DONE)
+		ledger_dberr(l, "writing the pending record", err, n);
+	ledger_done(put);
+	ok = rc == SQLITE_DONE;
+	res = LEDGER_REPLAY_RUN;
+out:
+	/* RUN is only RUN once the pending record is durable. */
+	if (ledger_tx_end(l, ok, err, n) != 0) {
+		*wait = 0;
+		if (res == LEDGER_REPLAY_RECORDED)
+			free(*response);
+		*response = NULL;
+		return LEDGER_REPLAY_ERROR;
+	}
+	return res;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
+				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
+				       size_t n)
+{
+	uint64_t start, now, left, step = 1;
+	enum ledger_replay res;
+	struct timespec ts;
+	int wait;
+
+	if (response == NULL) {
+		ledger_errf(err, n, "ledger: no place for the response");
+		return LEDGER_REPLAY_ERROR;
+	}
+	*response = NULL;
+	if (!call_ok(l, c, err, n))
+		return LEDGER_REPLAY_ERROR;
+	if (!id_ok(message_id, 0) || !digest_ok(params_sha256)) {
+		ledger_errf(err, n,
+			    "ledger: replay needs a message id (1 to %d bytes) and the params digest as 64 "
+			    "lower-case hex digits",
+			    LEDGER_MAX_ID);
+		return LEDGER_REPLAY_ERROR;
+	}
+	start = now_ms();
+	for (;;) {
+		res = replay_try(l, c, message_id, params_sha256, response, &wait, err, n);
+		if (!wait)
+			return res;
+		/* Pending under a live owner: look again later, holding neither
+		 * the mutex nor a transaction, so the owner (maybe another
+		 * thread of ours) can finish. */
+		now = now_ms();
+		if (now - start >= wait_ms)
+			return LEDGER_REPLAY_IN_DOUBT;
+		left = wait_ms - (now - start);
+		if (step > left)
+			step = left;
+		ts.tv_sec = (time_t)(step / 1000u);
+		ts.tv_nsec = (long)(step % 1000u) * 1000000L;
+		nanosleep(&ts, NULL);
+		step = step * 2 > LEDGER_POLL_MAX_MS ? LEDGER_POLL_MAX_MS : step * 2;
+	}
+}
+
+int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
+			 const char *response, char *err, size_t n)
+{
+	const char *key[4] = {NULL, NULL, message_id, response};
+	sqlite3_stmt *st;
+	int rc = -1, ok = 0;
+
+	if (!call_ok(l, c, err, n))
+		return -1;
+	if (!id_ok(message_id, 0) || response == NULL) {
+		ledger_errf(err, n, "ledger: finish needs a message id and a response");
+		return -1;
+	}
+	key[0] = c->app;
+	key[1] = c->tool;
+	if (ledger_tx_begin(l, err, n) != 0)
+		return -1;
+	st = ledger_stmt(l, SQL_REPLAY_DONE, err, n);
+	if (st == NULL)
+		goto out;
+	rc = bind_texts(st, key, 4);
+	if (rc == SQLITE_OK)
+		rc = bind_owner(st, 5, &l->self);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 8, (int64_t)time(NULL));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	ledger_done(st);
+	if (rc != SQLITE_DONE) {
+		ledger_dberr(l, "recording the response", err, n);
+		goto out;
+	}
+	/* Only the process ledger_replay_begin() said RUN to may finish, and
+	 * only once: anything else is a bug in the caller, not a new answer. */
+	if (sqlite3_changes(l->db) != 1) {
+		ledger_errf(err, n, "ledger: %s/%s message %s has no pending record owned by this process", c->app,
+			    c->tool, message_id);
+		goto out;
+	}
+	ok = 1;
+out:
+	return ledger_tx_end(l, ok, err, n);
+}

@@ -1,0 +1,889 @@
+/*
+ * test_ledger.c - the ledger (runtime/ledger/): budgets counted exactly,
+ * replay records that run a side effect at most once across threads,
+ * processes and crashes, schema migration and refusal, and a state
+ * directory nobody else can swap.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "runtime/ledger/ledger.h"
+
+struct fx {
+	char tmp[64];
+	char state[128];
+	char db[160];
+	struct ledger *l;
+};
+
+static const char DIG_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char DIG_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup_dir(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	snprintf(f->tmp, sizeof(f->tmp), "/tmp/test_ledger.XXXXXX");
+	if (mkdtemp(f->tmp) == NULL) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->state, sizeof(f->state), "%s/state", f->tmp);
+	snprintf(f->db, sizeof(f->db), "%s/ledger.sqlite3", f->state);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	ledger_close(f->l);
+	nftw(f->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static int setup_open(void **state)
+{
+	struct fx *f;
+	char err[256];
+
+	if (setup_dir(state) != 0)
+		return -1;
+	f = *state;
+	if (ledger_open(f->state, &f->l, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ledger_open: %s\n", err);
+		teardown(state); /* cmocka skips the teardown of a failed setup */
+		return -1;
+	}
+	return 0;
+}
+
+static struct ledger_call call_of(const char *app, const char *tool, const char *user, const char *exec_id,
+				  const char *day)
+{
+	struct ledger_call c = {.app = app, .tool = tool, .user = user, .exec_id = exec_id, .day = day};
+
+	return c;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The test's own connection, to look at and forge rows. */
+static sqlite3 *raw_open(const char *path, int create)
+{
+	sqlite3 *db = NULL;
+	int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+
+	assert_int_equal(sqlite3_open_v2(path, &db, flags, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	return db;
+}
+
+static void raw_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+}
+
+static int64_t raw_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A pid that was ours and is gone. */
+static pid_t dead_pid(void)
+{
+	pid_t p = fork();
+
+	assert_true(p >= 0);
+	if (p == 0)
+		_exit(0);
+	assert_int_equal(waitpid(p, NULL, 0), p);
+	return p;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static void test_open_creates_private_wal(void **state)
+{
+	struct fx *f = *state;
+	struct ledger *again = NULL;
+	char err[256], slash[200];
+	struct stat st;
+	sqlite3 *db;
+
+	assert_int_equal(stat(f->state, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(lstat(f->db, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_true(ledger_schema_version() >= 2);
+
+	db = raw_open(f->db, 0);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version());
+	{
+		sqlite3_stmt *st2 = NULL;
+		assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st2, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st2), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(st2, 0), "wal");
+		sqlite3_finalize(st2);
+	}
+	sqlite3_close(db);
+
+	/* A second handle on the same directory, named with a trailing
+	 * slash, shares the data. */
+	snprintf(slash, sizeof(slash), "%s//", f->state);
+	assert_int_equal(ledger_open(slash, &again, err, sizeof(err)), 0);
+	ledger_close(again);
+}
+
+static void test_open_refuses_links_and_strangers(void **state)
+{
+	struct fx *f = *state;
+	struct ledger *l = NULL;
+	char err[256], path[200], slash[220];
+	struct stat st;
+	int fd;
+
+	/* the database is a symbolic link */
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	snprintf(path, sizeof(path), "%s/elsewhere", f->tmp);
+	fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(path, f->db), 0);
+	assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), -1);
+	assert_null(l);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_non_null(strstr(err, "ledger.sqlite3"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0); /* the target was not touched */
+	assert_int_equal(unlink(f->db), 0);
+
+	/* the state directory is a symbolic link, with or without a slash */
+	snprintf(path, sizeof(path), "%s/linked", f->tmp);
+	assert_int_equal(symlink(f->state, path), 0);
+	assert_int_equal(ledger_open(path, &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	snprintf(slash, sizeof(slash), "%s/", path);
+	assert_int_equal(ledger_open(slash, &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+
+	/* a database open to others */
+	fd = open(f->db, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(f->db, 0644), 0);
+	assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "0600"));
+	assert_int_equal(chmod(f->db, 0600), 0);
+
+	/* a directory others may write */
+	assert_int_equal(chmod(f->state, 0770), 0);
+	assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "writable by group or others"));
+	assert_int_equal(chmod(f->state, 0700), 0);
+
+	/* files of another user: only root can make them here */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(f->db, 65534, 65534), 0);
+		assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "belongs to uid 65534"));
+		assert_int_equal(chown(f->db, 0, 0), 0);
+		assert_int_equal(chown(f->state, 65534, 65534), 0);
+		assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "belongs to uid 65534"));
+		assert_int_equal(chown(f->state, 0, 0), 0);
+	}
+
+	/* and with all of that put right it opens */
+	assert_int_equal(ledger_open(f->state, &l, err, sizeof(err)), 0);
+	ledger_close(l);
+	assert_int_equal(ledger_open("", &l, err, sizeof(err)), -1);
+	assert_int_equal(ledger_open(NULL, &l, err, sizeof(err)), -1);
+}
+
+/* What a v1 build wrote, spelled out here rather than taken from the
+ * implementation, so a changed v1 step fails this test. */
+static const char V1_SCHEMA[] =
+	"CREATE TABLE budget_run (exec_id TEXT NOT NULL, tool TEXT NOT NULL, calls INTEGER NOT NULL,"
+	" created INTEGER NOT NULL, PRIMARY KEY (exec_id, tool)) WITHOUT ROWID;"
+	"CREATE TABLE budget_day (app TEXT NOT NULL, user TEXT NOT NULL, tool TEXT NOT NULL, day TEXT NOT NULL,"
+	" calls INTEGER NOT NULL, PRIMARY KEY (app, user, tool, day)) WITHOUT ROWID;"
+	"CREATE TABLE replay (app TEXT NOT NULL, tool TEXT NOT NULL, message_id TEXT NOT NULL,"
+	" params_sha256 TEXT NOT NULL, state TEXT NOT NULL CHECK ((state = 'pending' AND response IS NULL)"
+	"  OR (state = 'done' AND response IS NOT NULL)), response TEXT, owner_pid INTEGER NOT NULL,"
+	" owner_start INTEGER NOT NULL, exec_id TEXT NOT NULL, created INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL, PRIMARY KEY (app, tool, message_id)) WITHOUT ROWID;"
+	"PRAGMA user_version = 1;";
+
+static void test_migrates_v1(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], sql[512], *resp = NULL;
+	sqlite3 *db;
+
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	db = raw_open(f->db, 1);
+	raw_exec(db, V1_SCHEMA);
+	raw_exec(db, "INSERT INTO budget_day VALUES ('cafe', 'ann', 'mail.send', '2024-05-01', 2)");
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO replay VALUES ('cafe', 'mail.send', 'm-done', '%s', 'done', '{\"sent\":1}', 1, 1, 'e0',"
+		 " 0, 0), ('cafe', 'mail.send', 'm-pending', '%s', 'pending', NULL, %d, 1, 'e0', 0, 0)",
+		 DIG_A, DIG_A, (int)dead_pid());
+	raw_exec(db, sql);
+	sqlite3_close(db);
+	assert_int_equal(chmod(f->db, 0600), 0);
+
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), 0);
+	db = raw_open(f->db, 0);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version());
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('replay') WHERE name = 'owner_boot'"), 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'budget_day_by_day'"), 1);
+	sqlite3_close(db);
+
+	/* the v1 rows mean what they meant */
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "{\"sent\":1}");
+	free(resp);
+	resp = NULL;
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-pending", DIG_A, 2000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	/* and the new columns work */
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-new", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m-new", "ok", err, sizeof(err)), 0);
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+	struct fx *f = *state;
+	char err[256], want[64];
+	sqlite3 *db;
+
+	ledger_close(f->l);
+	f->l = NULL;
+	db = raw_open(f->db, 0);
+	snprintf(want, sizeof(want), "PRAGMA user_version = %d", ledger_schema_version() + 1);
+	raw_exec(db, want);
+	sqlite3_close(db);
+
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_null(f->l);
+	assert_non_null(strstr(err, "newer"));
+	snprintf(want, sizeof(want), "version %d", ledger_schema_version() + 1);
+	assert_non_null(strstr(err, want));
+	db = raw_open(f->db, 0);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version() + 1);
+	sqlite3_close(db);
+}
+
+/* ---- budgets ---------------------------------------------------------- */
+
+static void test_budget_per_run(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call other_tool = call_of("cafe", "crm.get", "ann", "e1", "2024-05-01");
+	struct ledger_call other_run = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
+	char err[256];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ledger_budget_take(f->l, &c, 3, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 3, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	assert_int_equal(ledger_budget_take(f->l, &c, 3, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	/* the refusals were not counted: one more fits under 4 */
+	assert_int_equal(ledger_budget_take(f->l, &c, 4, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 4, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	/* another tool, another run: their own counters */
+	assert_int_equal(ledger_budget_take(f->l, &other_tool, 1, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &other_tool, 1, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	assert_int_equal(ledger_budget_take(f->l, &other_run, 1, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	/* the run ends: its counters go, the other run's stay */
+	assert_int_equal(ledger_run_end(f->l, "e1", err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ledger_budget_take(f->l, &c, 3, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 3, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	assert_int_equal(ledger_budget_take(f->l, &other_run, 1, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	/* no budget at all: always OK */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(ledger_budget_take(f->l, &c, 0, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+}
+
+static void test_budget_per_day(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call r1 = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call r2 = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
+	struct ledger_call bob = call_of("cafe", "mail.send", "bob", "e2", "2024-05-01");
+	struct ledger_call nobody = call_of("cafe", "mail.send", "", "e2", "2024-05-01");
+	struct ledger_call tomorrow = call_of("cafe", "mail.send", "ann", "e2", "2024-05-02");
+	struct ledger_call tool = call_of("cafe", "crm.get", "ann", "e2", "2024-05-01");
+	struct ledger_call app = call_of("shop", "mail.send", "ann", "e2", "2024-05-01");
+	char err[256];
+
+	/* the day's budget spans runs */
+	assert_int_equal(ledger_budget_take(f->l, &r1, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &r1, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_run_end(f->l, "e1", err, sizeof(err)), 0);
+	assert_int_equal(ledger_budget_take(f->l, &r2, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &r2, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_budget_take(f->l, &r2, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_budget_take(f->l, &r2, 0, 4, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &r2, 0, 4, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	/* other users, days, tools and apps are their own */
+	assert_int_equal(ledger_budget_take(f->l, &bob, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &bob, 0, 1, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_budget_take(f->l, &nobody, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &tomorrow, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &tool, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &app, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+}
+
+static void test_budget_refusal_counts_neither(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call a = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call b = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
+	char err[256];
+
+	/* refused by the day: the run counter did not move */
+	assert_int_equal(ledger_budget_take(f->l, &a, 5, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &a, 5, 1, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_budget_take(f->l, &a, 2, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &a, 2, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	/* refused by the run: the day counter did not move (it is 1) */
+	assert_int_equal(ledger_budget_take(f->l, &a, 2, 10, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	assert_int_equal(ledger_budget_take(f->l, &b, 0, 2, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &b, 0, 2, err, sizeof(err)), LEDGER_BUDGET_DAY);
+}
+
+static void test_budget_prunes_old_days(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call old = call_of("cafe", "mail.send", "ann", "e1", "2024-01-20");
+	struct ledger_call recent = call_of("cafe", "mail.send", "ann", "e1", "2024-02-15");
+	struct ledger_call edge = call_of("cafe", "mail.send", "ann", "e1", "2024-01-31");
+	struct ledger_call now = call_of("cafe", "mail.send", "ann", "e1", "2024-03-01");
+	char err[256];
+	sqlite3 *db;
+
+	assert_int_equal(ledger_budget_take(f->l, &old, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &recent, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &edge, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	db = raw_open(f->db, 0);
+	/* 26 days before a call's day is kept */
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day WHERE day = '2024-01-20'"), 1);
+	/* a crashed run's counter from long ago */
+	raw_exec(db, "INSERT INTO budget_run VALUES ('crashed', 'mail.send', 1, 1000)");
+	assert_int_equal(ledger_budget_take(f->l, &now, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	/* 41 days before goes, exactly 30 stays */
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day WHERE day = '2024-01-20'"), 0);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day WHERE day = '2024-01-31'"), 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day WHERE day = '2024-02-15'"), 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_run WHERE exec_id = 'crashed'"), 0);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day"), 3);
+	sqlite3_close(db);
+}
+
+static void test_bad_input_is_an_error(void **state)
+{
+	struct fx *f = *state;
+	static const char *const bad_days[] = {"2024-13-01", "2024-02-30", "2023-02-29", "2024-1-01", "2024/01/01",
+					       "2024-01-011", "", "yesterday"};
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-02-29");
+	struct ledger_call none = call_of("", "mail.send", "ann", "e1", "2024-02-29");
+	char err[256], *resp = (char *)"untouched";
+	size_t i;
+
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	for (i = 0; i < sizeof(bad_days) / sizeof(bad_days[0]); i++) {
+		c.day = bad_days[i];
+		err[0] = '\0';
+		assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+		assert_non_null(strstr(err, "YYYY-MM-DD"));
+	}
+	c.day = NULL;
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	c.day = "2024-02-29";
+	c.user = NULL;
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	c.user = "ann";
+	assert_int_equal(ledger_budget_take(f->l, &none, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_non_null(strstr(err, "non-empty"));
+	assert_int_equal(ledger_budget_take(NULL, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_int_equal(ledger_budget_take(f->l, NULL, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", "ABC", 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_null(resp);
+	assert_non_null(strstr(err, "digest"));
+	assert_int_equal(ledger_replay_begin(f->l, &c, "", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, NULL, DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, NULL, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", NULL, err, sizeof(err)), -1);
+	assert_int_equal(ledger_run_end(f->l, "", err, sizeof(err)), -1);
+	/* a NULL or empty err buffer is not written */
+	assert_int_equal(ledger_run_end(f->l, NULL, NULL, 0), -1);
+}
+
+/* ---- replay in one process ------------------------------------------- */
+
+static void test_replay_records_once(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call retry = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
+	struct ledger_call other_tool = call_of("cafe", "sms.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	sqlite3 *db;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_null(resp);
+	db = raw_open(f->db, 0);
+	assert_int_equal(raw_int(db, "SELECT owner_pid FROM replay WHERE message_id = 'm1' AND state = 'pending'"),
+			 getpid());
+	sqlite3_close(db);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"id\":\"42\"}", err, sizeof(err)), 0);
+	/* a second finish is a caller bug */
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"id\":\"43\"}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no pending record"));
+	/* a retried execution gets the first answer */
+	assert_int_equal(ledger_replay_begin(f->l, &retry, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "{\"id\":\"42\"}");
+	free(resp);
+	resp = NULL;
+	/* the key is (app, tool, message id) */
+	assert_int_equal(ledger_replay_begin(f->l, &other_tool, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	/* never begun */
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m-none", "{}", err, sizeof(err)), -1);
+}
+
+static void test_replay_conflict(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	uint64_t t0;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	/* pending, other params: a conflict at once, no waiting */
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 2000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_CONFLICT);
+	assert_true(ms_now() - t0 < 1000);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "sent", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_CONFLICT);
+	assert_null(resp);
+	/* the record is unchanged by the conflicting tries */
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "sent");
+	free(resp);
+}
+
+/* The owner check: same pid with another start time is a reused pid; a
+ * record from another boot is from a gone process; one from another pid
+ * namespace cannot be checked and is waited for. */
+static void test_replay_owner_identity(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	uint64_t t0, took;
+	sqlite3 *db = raw_open(f->db, 0);
+
+	/* ours and alive: waited for, then in doubt */
+	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 150, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	took = ms_now() - t0;
+	assert_true(took >= 150);
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	raw_exec(db, "UPDATE replay SET owner_start = owner_start + 1 WHERE message_id = 'reused'");
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 3000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_true(ms_now() - t0 < 1000);
+	/* not ours any more: we may not finish it either */
+	assert_int_equal(ledger_replay_finish(f->l, &c, "reused", "x", err, sizeof(err)), -1);
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	raw_exec(db, "UPDATE replay SET owner_boot = 'another-boot' WHERE message_id = 'reboot'");
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 3000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_true(ms_now() - t0 < 1000);
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	raw_exec(db, "UPDATE replay SET owner_pidns = owner_pidns + 1, owner_pid = 1 WHERE message_id = 'ns'");
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 150, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_true(ms_now() - t0 >= 150);
+	assert_null(resp);
+	sqlite3_close(db);
+}
+
+struct waiter {
+	struct ledger *l;
+	const char *message_id;
+	uint64_t wait_ms;
+	enum ledger_replay res;
+	char *resp;
+	uint64_t took;
+	char err[256];
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	uint64_t t0 = ms_now();
+
+	w->res = ledger_replay_begin(w->l, &c, w->message_id, DIG_A, w->wait_ms, &w->resp, w->err, sizeof(w->err));
+	w->took = ms_now() - t0;
+	return NULL;
+}
+
+/* Another thread of this process asks for the id this thread is running:
+ * it waits, and the wait must not keep this thread from finishing. */
+static void test_replay_two_threads(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct waiter w = {.l = f->l, .message_id = "m1", .wait_ms = 3000};
+	char err[256], *resp = NULL;
+	pthread_t t;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+	sleep_ms(150);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "first", err, sizeof(err)), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.res, LEDGER_REPLAY_RECORDED);
+	assert_string_equal(w.resp, "first");
+	assert_true(w.took >= 100 && w.took < 2000);
+	free(w.resp);
+}
+
+struct taker {
+	struct ledger *l;
+	int ok, refused, errors;
+};
+
+static void *taker_main(void *arg)
+{
+	struct taker *t = arg;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256];
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		switch (ledger_budget_take(t->l, &c, 50, 0, err, sizeof(err))) {
+		case LEDGER_BUDGET_OK: t->ok++; break;
+		case LEDGER_BUDGET_RUN: t->refused++; break;
+		default: t->errors++; break;
+		}
+	}
+	return NULL;
+}
+
+/* Four threads share one handle: exactly the budget is granted. */
+static void test_budget_threads(void **state)
+{
+	struct fx *f = *state;
+	struct taker tk[4];
+	pthread_t t[4];
+	int i, ok = 0, refused = 0;
+
+	memset(tk, 0, sizeof(tk));
+	for (i = 0; i < 4; i++) {
+		tk[i].l = f->l;
+		assert_int_equal(pthread_create(&t[i], NULL, taker_main, &tk[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(tk[i].errors, 0);
+		ok += tk[i].ok;
+		refused += tk[i].refused;
+	}
+	assert_int_equal(ok, 50);
+	assert_int_equal(refused, 70);
+}
+
+/* ---- replay across processes ----------------------------------------- */
+
+#define RACE_IDS 20
+
+struct race_out {
+	int i;
+	int res;
+	char resp[64];
+};
+
+/* A child: its own handle, released with the other child, then one call
+ * per id; runs what it is told to run and records "<pid>:<i>". */
+static void race_child(const char *dir, int go, int out)
+{
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e-race", "2024-05-01");
+	struct ledger *l = NULL;
+	struct race_out r;
+	char err[256], id[32], b, *resp;
+	int i;
+
+	if (ledger_open(dir, &l, err, sizeof(err)) != 0)
+		_exit(2);
+	if (read(go, &b, 1) < 0)
+		_exit(2);
+	for (i = 0; i < RACE_IDS; i++) {
+		memset(&r, 0, sizeof(r));
+		r.i = i;
+		resp = NULL;
+		snprintf(id, sizeof(id), "m%d", i);
+		r.res = ledger_replay_begin(l, &c, id, DIG_A, 3000, &resp, err, sizeof(err));
+		if (r.res == LEDGER_REPLAY_RUN) {
+			snprintf(r.resp, sizeof(r.resp), "%d:%d", (int)getpid(), i);
+			if (ledger_replay_finish(l, &c, id, r.resp, err, sizeof(err)) != 0)
+				r.res = -1;
+		} else if (r.res == LEDGER_REPLAY_RECORDED) {
+			snprintf(r.resp, sizeof(r.resp), "%.60s", resp);
+		}
+		free(resp);
+		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(2);
+	}
+	ledger_close(l);
+	_exit(0);
+}
+
+static void test_replay_two_processes_race(void **state)
+{
+	struct fx *f = *state;
+	struct race_out got[2][RACE_IDS];
+	int go[2], out[2][2], k, i, st, runs;
+	pid_t kid[2];
+
+	assert_int_equal(pipe(go), 0);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(pipe(out[k]), 0);
+		kid[k] = fork();
+		assert_true(kid[k] >= 0);
+		if (kid[k] == 0) {
+			close(go[1]);
+			close(out[k][0]);
+			race_child(f->state, go[0], out[k][1]);
+		}
+		close(out[k][1]);
+	}
+	close(go[0]);
+	sleep_ms(50); /* both have opened the ledger */
+	close(go[1]); /* both read EOF at once */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < RACE_IDS; i++)
+			assert_int_equal(read(out[k][0], &got[k][i], sizeof(got[k][i])), (ssize_t)sizeof(got[k][i]));
+		close(out[k][0]);
+		assert_int_equal(waitpid(kid[k], &st, 0), kid[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	for (i = 0; i < RACE_IDS; i++) {
+		runs = (got[0][i].res == LEDGER_REPLAY_RUN) + (got[1][i].res == LEDGER_REPLAY_RUN);
+		assert_int_equal(runs, 1);
+		k = got[0][i].res == LEDGER_REPLAY_RUN ? 1 : 0;
+		assert_int_equal(got[k][i].res, LEDGER_REPLAY_RECORDED);
+		assert_string_equal(got[k][i].resp, got[1 - k][i].resp);
+	}
+}
+
+/* This process runs the id; another process asks for it meanwhile and
+ * must wait for the answer, not run it and not give up. */
+static void test_replay_other_process_waits(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct race_out r;
+	char err[256], *resp = NULL;
+	int out[2], st;
+	uint64_t took;
+	pid_t kid;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(pipe(out), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		struct ledger *l = NULL;
+		uint64_t t0 = ms_now();
+
+		close(out[0]);
+		memset(&r, 0, sizeof(r));
+		r.res = -1;
+		if (ledger_open(f->state, &l, err, sizeof(err)) == 0)
+			r.res = ledger_replay_begin(l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err));
+		r.i = (int)(ms_now() - t0);
+		snprintf(r.resp, sizeof(r.resp), "%.60s", resp != NULL ? resp : err);
+		_exit(write(out[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 2);
+	}
+	close(out[1]);
+	sleep_ms(200);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "the answer", err, sizeof(err)), 0);
+	assert_int_equal(read(out[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+	close(out[0]);
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_int_equal(r.res, LEDGER_REPLAY_RECORDED);
+	assert_string_equal(r.resp, "the answer");
+	took = (uint64_t)r.i;
+	assert_true(took >= 100 && took < 2500);
+}
+
+/* A child begins and dies before finishing: the pending record answers
+ * IN_DOUBT at once, whether the child is a zombie or reaped, and is never
+ * handed out to run again. */
+static void test_replay_crashed_owner_in_doubt(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	siginfo_t si;
+	uint64_t t0;
+	pid_t kid;
+	int i;
+
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		struct ledger *l = NULL;
+
+		if (ledger_open(f->state, &l, err, sizeof(err)) != 0 ||
+		    ledger_replay_begin(l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)) != LEDGER_REPLAY_RUN)
+			_exit(2);
+		_exit(0); /* the tool "ran"; the answer is never recorded */
+	}
+	/* exited, not yet reaped */
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)kid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_status, 0);
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_true(ms_now() - t0 < 1000);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	for (i = 0; i < 3; i++) {
+		t0 = ms_now();
+		assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err)),
+				 LEDGER_REPLAY_IN_DOUBT);
+		assert_true(ms_now() - t0 < 1000);
+		assert_null(resp);
+	}
+	/* and nobody else may record an answer for it */
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "late", err, sizeof(err)), -1);
+}
+
+/* A handle does not cross fork(): the child gets an error, not a shared
+ * connection. */
+static void test_handle_refused_in_child(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256];
+	pid_t kid;
+	int st;
+
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		enum ledger_budget b = ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err));
+		_exit(b == LEDGER_BUDGET_ERROR && strstr(err, "child process") != NULL ? 0 : 1);
+	}
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_creates_private_wal, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_open_refuses_links_and_strangers, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v1, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_per_run, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_per_day, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_refusal_counts_neither, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_prunes_old_days, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input_is_an_error, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_records_once, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_conflict, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_owner_identity, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_two_threads, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_threads, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_two_processes_race, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_other_process_waits, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_crashed_owner_in_doubt, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_handle_refused_in_child, setup_open, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
