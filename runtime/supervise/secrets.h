@@ -16,7 +16,10 @@ struct secrets;
 /* path NULL: the environment only.  The file is `NAME=value` lines, `#`
  * comments and blank lines; opened O_NOFOLLOW, a regular file owned by the
  * caller and not readable by group or others; a bad line is an error with
- * its line number.  Returns 0, or -1 with err. */
+ * its line number.  Returns 0, or -1 with err.
+ * (The value is the rest of its line, verbatim; a repeated name, a CR, a
+ * NUL, group/other write access and a file over 1 MiB are errors too; no
+ * message ever shows a value or a line.  docs/tool-exec.md.) */
 int secrets_load(const char *path, struct secrets **out, char *err, size_t n);
 /* Wipes every value (explicit_bzero) and frees. */
 void secrets_free(struct secrets *s);

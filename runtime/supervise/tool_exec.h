@@ -25,9 +25,11 @@ struct tool_exec_req {
 	char *const *envp;       /* NULL-terminated, built by tool_env_build() */
 	const char *input;       /* params JSON, written to stdin then closed */
 	size_t input_len;
-	uint64_t timeout_ms;
-	size_t max_output;       /* <= TOOL_EXEC_MAX_OUTPUT */
-	int cancel_fd;           /* -1, or readable when the run ends: kill, CANCELLED */
+	uint64_t timeout_ms;     /* > 0 */
+	size_t max_output;       /* <= TOOL_EXEC_MAX_OUTPUT; 0 means TOOL_EXEC_MAX_OUTPUT */
+	int cancel_fd;           /* -1, or readable when the run ends: kill, CANCELLED.
+				  * Polled, never read, so one fd may serve many calls;
+				  * readable before the start: the tool never runs. */
 };
 
 enum tool_exec_outcome {
@@ -50,7 +52,14 @@ struct tool_exec_res {
 };
 
 /* Runs it to the end.  Returns 0 with res filled (any outcome), or -1 with
- * msg when the supervisor itself failed (pipes, fork). */
+ * msg when the supervisor itself failed (pipes, fork) or req is malformed;
+ * then res holds nothing to free.
+ *
+ * Safe from several threads at once.  It waits for its own pid only, so no
+ * other code of the process may reap children it did not start
+ * (waitpid(-1), wait()) or set SIGCHLD to SIG_IGN.  SIGPIPE is blocked in
+ * the calling thread for the call.  The tool's PR_SET_PDEATHSIG is tied to
+ * the calling thread, which does not return before the tool is reaped. */
 int tool_exec_run(const struct tool_exec_req *req, struct tool_exec_res *res, char *msg, size_t n);
 void tool_exec_res_free(struct tool_exec_res *res);
 
