@@ -1,0 +1,309 @@
+/*
+ * tools.c - the governed tools: who may call them, with what, run from
+ * where, and for how long.
+ *
+ * Tools are judged from the compiled policy (defaults filled in, ids
+ * sorted) and located in the inventory that defines them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lint/rules/rules.h"
+
+#define PATHBUF 256
+
+static const struct ynode *tool_id_node(const struct ynode *tool)
+{
+	return tool != NULL ? ymap_get(tool, "id") : NULL;
+}
+
+void rule_tool_no_replay(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn;
+
+		if (!(t->flags & CPOL_TOOL_F_SIDE_EFFECT) || (t->flags & CPOL_TOOL_F_REPLAY))
+			continue;
+		tn = lint_tool_node(c, t->id, &f);
+		snprintf(subject, sizeof(subject), "tool:%s", t->id);
+		lint_report(c, r, f, tn ? ymap_get(tn, "replay") : NULL, subject,
+			    "tool %s has side effects and replay: false: a retried call runs twice", t->id);
+	}
+}
+
+struct param_walk {
+	struct lint_ctx *c;
+	const struct lint_rule *r;
+	const struct src_file *f;
+	const char *tool;
+};
+
+static void spec_check(struct param_walk *w, const struct ynode *at, const struct ynode *spec, const char *path,
+		       int depth);
+
+static void params_walk(struct param_walk *w, const struct ynode *map, const char *prefix, int depth)
+{
+	char path[PATHBUF];
+	size_t i;
+
+	if (map == NULL || map->kind != YN_MAP || depth > COMPILE_MAX_PARAM_DEPTH)
+		return;
+	for (i = 0; i < map->n; i++) {
+		snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", map->keys[i]->str);
+		spec_check(w, map->keys[i], map->vals[i], path, depth);
+	}
+}
+
+static void spec_check(struct param_walk *w, const struct ynode *at, const struct ynode *spec, const char *path,
+		       int depth)
+{
+	const struct ynode *type = spec->kind == YN_MAP ? ymap_get(spec, "type") : NULL;
+	char subject[PATHBUF + 64], sub[PATHBUF];
+
+	if (type == NULL || type->kind != YN_SCALAR)
+		return;
+	snprintf(subject, sizeof(subject), "tool:%s:param:%s", w->tool, path);
+	if (strcmp(type->str, "string") == 0 && ymap_get(spec, "max_length") == NULL && ymap_get(spec, "enum") == NULL)
+		lint_report(w->c, w->r, w->f, at, subject,
+			    "parameter %s of tool %s is a string with no max_length or enum", path, w->tool);
+	if (strcmp(type->str, "array") == 0) {
+		if (ymap_get(spec, "max_items") == NULL)
+			lint_report(w->c, w->r, w->f, at, subject, "parameter %s of tool %s is an array with no max_items",
+				    path, w->tool);
+		snprintf(sub, sizeof(sub), "%s[]", path);
+		if (ymap_get(spec, "items") != NULL)
+			spec_check(w, ymap_key(spec, "items"), ymap_get(spec, "items"), sub, depth + 1);
+	}
+	if (strcmp(type->str, "object") == 0)
+		params_walk(w, ymap_get(spec, "properties"), path, depth + 1);
+}
+
+void rule_tool_unbounded_param(struct lint_ctx *c, const struct lint_rule *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		struct param_walk w = { c, r, NULL, c->p.tools[i].id };
+		const struct ynode *tn = lint_tool_node(c, w.tool, &w.f);
+
+		if (tn != NULL)
+			params_walk(&w, ymap_get(tn, "params"), "", 1);
+	}
+}
+
+void rule_tool_no_roles(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+
+		const struct ynode *tn;
+
+		if (t->roles.n > 0)
+			continue;
+		tn = lint_tool_node(c, t->id, &f);
+		snprintf(subject, sizeof(subject), "tool:%s", t->id);
+		lint_report(c, r, f, tool_id_node(tn), subject,
+			    "tool %s has no allow.roles: any caller whose agent lists it may call it", t->id);
+	}
+}
+
+/* Role names that grant a tool to everyone in practice: platforms put such
+ * a role into every request context.  cordon matches roles literally, so
+ * the name alone is the signal. */
+static const char *const wildcard_roles[] = { "*", "any", "all", "everyone", "anyone", "public", "anonymous",
+					      "default", "authenticated" };
+
+void rule_tool_wildcard_role(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+	size_t j, k;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn = lint_tool_node(c, t->id, &f);
+		const struct ynode *roles = tn ? lint_get(tn, "allow.roles") : NULL;
+
+		if (roles == NULL || roles->kind != YN_SEQ)
+			continue;
+		for (j = 0; j < roles->n; j++) {
+			const struct ynode *role = roles->vals[j];
+
+			for (k = 0; k < sizeof(wildcard_roles) / sizeof(wildcard_roles[0]); k++) {
+				if (role->kind != YN_SCALAR || strcasecmp(role->str, wildcard_roles[k]) != 0)
+					continue;
+				snprintf(subject, sizeof(subject), "tool:%s:role:%s", t->id, role->str);
+				lint_report(c, r, f, role, subject, "tool %s allows role '%s', which names every caller",
+					    t->id, role->str);
+			}
+		}
+	}
+}
+
+/* Host directories the sandboxed program, or any local user, can write:
+ * a tool implementation there can be replaced by the code it serves. */
+static const char *const writable_dirs[] = { "/workspace", "/tmp", "/var/tmp", "/dev/shm", "/supervisor-socket" };
+
+/* Interpreters whose first operand is the program they run. */
+static const char *const interpreters[] = { "python", "python3", "sh", "bash", "dash", "node", "perl", "ruby" };
+
+static int is_script_name(const char *p)
+{
+	const char *dot = strrchr(p, '.');
+
+	return dot != NULL && (!strcmp(dot, ".py") || !strcmp(dot, ".sh") || !strcmp(dot, ".js") ||
+			       !strcmp(dot, ".rb") || !strcmp(dot, ".pl"));
+}
+
+/* What is wrong with exec argument arg as code to run, or NULL.  The
+ * program (argv[0]) is code; so is the first operand after an
+ * interpreter, and any argument or --opt=VALUE naming a script.  Other
+ * arguments are data (an outbox directory, an address) and are left to
+ * the tool's own review. */
+static const char *exec_problem(const char *arg, int is_code)
+{
+	const char *p = arg, *eq;
+	size_t i, len;
+
+	if (arg[0] == '-' && (eq = strchr(arg, '=')) != NULL)
+		p = eq + 1;
+	else if (arg[0] == '-')
+		return NULL;
+	if (p[0] == '\0' || strstr(p, "://") != NULL || (!is_code && !is_script_name(p)))
+		return NULL;
+	if (p[0] != '/')
+		return "a relative path, resolved against whatever directory the supervisor runs in";
+	for (i = 0; i < sizeof(writable_dirs) / sizeof(writable_dirs[0]); i++) {
+		len = strlen(writable_dirs[i]);
+		if (strncmp(p, writable_dirs[i], len) == 0 && (p[len] == '/' || p[len] == '\0'))
+			return strcmp(writable_dirs[i], "/workspace") == 0
+				       ? "under /workspace, which the sandboxed program writes"
+				       : "under a directory every local user can write";
+	}
+	return NULL;
+}
+
+static int is_interpreter(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(interpreters) / sizeof(interpreters[0]); i++)
+		if (strcmp(base, interpreters[i]) == 0 ||
+		    (strncmp(base, interpreters[i], strlen(interpreters[i])) == 0 &&
+		     strspn(base + strlen(interpreters[i]), "0123456789.") == strlen(base + strlen(interpreters[i]))))
+			return 1;
+	return 0;
+}
+
+void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[PATHBUF];
+	uint32_t i;
+	size_t j;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn = lint_tool_node(c, t->id, &f);
+		const struct ynode *ex = tn ? ymap_get(tn, "exec") : NULL;
+
+		if (ex == NULL || ex->kind != YN_SEQ)
+			continue;
+		int operand_is_code = ex->n > 0 && ex->vals[0]->kind == YN_SCALAR && is_interpreter(ex->vals[0]->str);
+
+		for (j = 0; j < ex->n; j++) {
+			const struct ynode *a = ex->vals[j];
+			int is_code = j == 0;
+			const char *why;
+
+			if (a->kind != YN_SCALAR)
+				continue;
+			/* python3 -m MODULE, sh -c TEXT: no file to judge. */
+			if (operand_is_code && (!strcmp(a->str, "-m") || !strcmp(a->str, "-c") || !strcmp(a->str, "-e")))
+				operand_is_code = 0;
+			if (j > 0 && operand_is_code && a->str[0] != '-') {
+				is_code = 1; /* the interpreter's program; later operands are its arguments */
+				operand_is_code = 0;
+			}
+			if ((why = exec_problem(a->str, is_code)) == NULL)
+				continue;
+			snprintf(subject, sizeof(subject), "tool:%s:exec:%zu", t->id, j);
+			lint_report(c, r, f, a, subject, "tool %s runs %s: %s", t->id, a->str, why);
+		}
+	}
+}
+
+void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn, *at;
+
+		if (t->timeout_ms <= c->p.limits.timeout_ms)
+			continue;
+		tn = lint_tool_node(c, t->id, &f);
+		at = tn ? ymap_get(tn, "timeout") : NULL;
+		snprintf(subject, sizeof(subject), "tool:%s", t->id);
+		lint_report(c, r, f, at ? at : tool_id_node(tn), subject,
+			    "tool %s may run %llums, longer than the whole execution (%llums)%s", t->id,
+			    (unsigned long long)t->timeout_ms, (unsigned long long)c->p.limits.timeout_ms,
+			    at ? "" : " (its default timeout)");
+	}
+}
+
+static int tool_listed(const struct cpol_policy *p, uint32_t tool)
+{
+	uint32_t a, k;
+
+	for (a = 0; a < p->nagents; a++)
+		for (k = 0; k < p->agents[a].ntools; k++)
+			if (p->agents[a].tools[k] == tool)
+				return 1;
+	return 0;
+}
+
+void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[256];
+	uint32_t i;
+	size_t j;
+
+	/* Without agents the descriptor does not say who calls what. */
+	if (c->p.nagents == 0)
+		return;
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn, *ef;
+
+		if (t->env_from.n == 0 || tool_listed(&c->p, i))
+			continue;
+		tn = lint_tool_node(c, t->id, &f);
+		ef = tn ? ymap_get(tn, "env_from") : NULL;
+		if (ef == NULL || ef->kind != YN_SEQ)
+			continue;
+		for (j = 0; j < ef->n; j++) {
+			if (ef->vals[j]->kind != YN_SCALAR)
+				continue;
+			snprintf(subject, sizeof(subject), "tool:%s:secret:%s", t->id, ef->vals[j]->str);
+			lint_report(c, r, f, ef->vals[j], subject, "tool %s takes secret %s, but no agent lists the tool",
+				    t->id, ef->vals[j]->str);
+		}
+	}
+}
