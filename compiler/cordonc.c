@@ -22,6 +22,7 @@
 #include "compiler/bpf_sim.h"
 #include "compiler/compile.h"
 #include "compiler/constants.h"
+#include "compiler/describe.h"
 #include "compiler/inspect.h"
 #include "compiler/sign.h"
 #include "cordon/blob.h"
@@ -417,6 +418,7 @@ static const struct command commands[] = {
 	  "                        AF_ALG) and print its action\n"
 	  "  -h, --help            this text\n\n"
 	  "Exit: 0 shown, 1 invalid blob, 2 usage error or unreadable file.\n" },
+	{ "describe", cmd_describe, DESCRIBE_SYNOPSIS, describe_help },
 	{ "verify", cmd_verify, "[--key KEY.pub] BLOB",
 	  "Validate a blob (structure and SHA-256); with --key, also require a\n"
 	  "valid Ed25519 signature by that key.\n\n"
