@@ -439,6 +439,7 @@ static const struct command commands[] = {
 	  "Exit: 0 signed, 1 invalid blob, 2 usage error or unreadable file.\n" },
 	{ "lint", lint_cmd_lint, LINT_SYNOPSIS, LINT_HELP },
 	{ "explain", lint_cmd_explain, EXPLAIN_SYNOPSIS, EXPLAIN_HELP },
+	{ "diff", lint_cmd_diff, DIFF_SYNOPSIS, DIFF_HELP },
 	{ "help", cmd_help, "[COMMAND]", "Show help for cordonc or one of its commands.\n" },
 };
 
@@ -461,7 +462,7 @@ static void print_overview(FILE *f)
 		   "validated, hashed, optionally signed policy blobs out.\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].synopsis);
-	fprintf(f, "\nNot built yet: diff, describe (see README).\n"
+	fprintf(f, "\nNot built yet: describe (see README).\n"
 		   "'cordonc COMMAND --help' and man cordonc(1) have the details.\n");
 }
 

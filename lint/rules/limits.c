@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lint/diff.h"
 #include "lint/rules/rules.h"
 
 #define KiB 1024ull
@@ -20,36 +21,6 @@
 #define FILE_BYTES_MAX (10 * GiB)
 #define WS_DELTA_MAX (16 * GiB)
 #define WS_TOTAL_MAX (64 * GiB)
-
-/* A size for people: the largest unit that divides it. */
-static const char *fmt_size(uint64_t v, char *buf, size_t cap)
-{
-	static const char units[] = "kmgt";
-	int u = -1;
-
-	while (u < 3 && v != 0 && v % 1024 == 0) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, cap, "%llu", (unsigned long long)v);
-	else
-		snprintf(buf, cap, "%llu%c", (unsigned long long)v, units[u]);
-	return buf;
-}
-
-static const char *fmt_ms(uint64_t ms, char *buf, size_t cap)
-{
-	if (ms % 3600000 == 0)
-		snprintf(buf, cap, "%lluh", (unsigned long long)(ms / 3600000));
-	else if (ms % 60000 == 0)
-		snprintf(buf, cap, "%llum", (unsigned long long)(ms / 60000));
-	else if (ms % 1000 == 0)
-		snprintf(buf, cap, "%llus", (unsigned long long)(ms / 1000));
-	else
-		snprintf(buf, cap, "%llums", (unsigned long long)ms);
-	return buf;
-}
 
 void rule_limits_unset(struct lint_ctx *c, const struct lint_rule *r)
 {
@@ -83,8 +54,8 @@ static void over(struct lint_ctx *c, const struct lint_rule *r, const char *key,
 		return;
 	snprintf(path, sizeof(path), "execution.runtime.%s", key);
 	lint_report(c, r, c->app, lint_get(c->app_doc.root, path), key, "%s %s is above %s", what,
-		    is_ms ? fmt_ms(v, a, sizeof(a)) : fmt_size(v, a, sizeof(a)),
-		    is_ms ? fmt_ms(max, b, sizeof(b)) : fmt_size(max, b, sizeof(b)));
+		    is_ms ? lint_fmt_ms(v, a, sizeof(a)) : lint_fmt_size(v, a, sizeof(a)),
+		    is_ms ? lint_fmt_ms(max, b, sizeof(b)) : lint_fmt_size(max, b, sizeof(b)));
 }
 
 void rule_limit_timeout(struct lint_ctx *c, const struct lint_rule *r)

@@ -1,0 +1,755 @@
+/*
+ * diff.c - policy_diff(): two decoded policies compared field by field.
+ *
+ * Tables are matched by their keys (mount target, env name, tool id, agent
+ * name, output path, parameter name), never by position, so a reordering
+ * is no change.  The seccomp filters are compared by running both in the
+ * BPF interpreter: every syscall number with argument vectors built from
+ * the constants either program compares against (each, one above and one
+ * below, in the low and the high half), so an argument condition that was
+ * loosened shows as "allowed for more arguments".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <seccomp.h>
+
+#include "compiler/bpf_sim.h"
+#include "lint/diff.h"
+
+#define SYSCALL_MAX_NR 512 /* x86_64 numbers; x32 ones are refused by every prelude */
+#define MAX_CONSTS 512
+
+const char *lint_fmt_size(uint64_t v, char *buf, size_t cap)
+{
+	static const char units[] = "kmgt";
+	int u = -1;
+
+	while (u < 3 && v != 0 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, cap, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, cap, "%llu%c", (unsigned long long)v, units[u]);
+	return buf;
+}
+
+const char *lint_fmt_ms(uint64_t ms, char *buf, size_t cap)
+{
+	if (ms != 0 && ms % 3600000 == 0)
+		snprintf(buf, cap, "%lluh", (unsigned long long)(ms / 3600000));
+	else if (ms != 0 && ms % 60000 == 0)
+		snprintf(buf, cap, "%llum", (unsigned long long)(ms / 60000));
+	else if (ms % 1000 == 0)
+		snprintf(buf, cap, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, cap, "%llums", (unsigned long long)ms);
+	return buf;
+}
+
+const char *diff_kind_name(enum diff_kind k)
+{
+	return k == DIFF_WIDEN ? "widen" : k == DIFF_NARROW ? "narrow" : "change";
+}
+
+static void add(struct diff_result *r, enum diff_kind kind, const char *oldv, const char *newv, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void add(struct diff_result *r, enum diff_kind kind, const char *oldv, const char *newv, const char *fmt, ...)
+{
+	struct diff_change *c;
+	va_list ap;
+
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 16;
+		struct diff_change *nv = realloc(r->v, ncap * sizeof(*nv));
+
+		if (nv == NULL) {
+			r->oom = 1;
+			return;
+		}
+		r->v = nv;
+		r->cap = ncap;
+	}
+	c = &r->v[r->n];
+	va_start(ap, fmt);
+	if (vasprintf(&c->path, fmt, ap) < 0)
+		c->path = NULL;
+	va_end(ap);
+	c->kind = kind;
+	c->old = strdup(oldv);
+	c->new = strdup(newv);
+	if (c->path == NULL || c->old == NULL || c->new == NULL) {
+		free(c->path);
+		free(c->old);
+		free(c->new);
+		r->oom = 1;
+		return;
+	}
+	r->count[kind]++;
+	r->n++;
+}
+
+void diff_free(struct diff_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		free(r->v[i].path);
+		free(r->v[i].old);
+		free(r->v[i].new);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* --- scalars -------------------------------------------------------------- */
+
+enum unit { U_PLAIN, U_SIZE, U_MS };
+
+static const char *fmt_u(uint64_t v, enum unit u, char *buf, size_t cap)
+{
+	if (u == U_SIZE)
+		return lint_fmt_size(v, buf, cap);
+	if (u == U_MS)
+		return lint_fmt_ms(v, buf, cap);
+	snprintf(buf, cap, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* A limit where more is more authority.  unlimited_zero: 0 means "no
+ * limit" (max_calls, the workspace cap). */
+static void cmp_more(struct diff_result *r, const char *path, uint64_t a, uint64_t b, enum unit u, int unlimited_zero)
+{
+	char x[32], y[32];
+	uint64_t ea = (unlimited_zero && a == 0) ? UINT64_MAX : a, eb = (unlimited_zero && b == 0) ? UINT64_MAX : b;
+
+	if (a == b)
+		return;
+	add(r, eb > ea ? DIFF_WIDEN : DIFF_NARROW, unlimited_zero && a == 0 ? "unlimited" : fmt_u(a, u, x, sizeof(x)),
+	    unlimited_zero && b == 0 ? "unlimited" : fmt_u(b, u, y, sizeof(y)), "%s", path);
+}
+
+static void cmp_str(struct diff_result *r, enum diff_kind kind, const char *path, const char *a, const char *b)
+{
+	if (strcmp(a ? a : "", b ? b : "") != 0)
+		add(r, kind, a ? a : "", b ? b : "", "%s", path);
+}
+
+static void cmp_flag(struct diff_result *r, const char *path, int a, int b, int on_widens)
+{
+	if (!a == !b)
+		return;
+	add(r, (!!b == !!on_widens) ? DIFF_WIDEN : DIFF_NARROW, a ? "true" : "false", b ? "true" : "false", "%s", path);
+}
+
+static int strs_has(const struct cpol_strs *s, const char *x)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], x) == 0)
+			return 1;
+	return 0;
+}
+
+/* Set change of a string list: an added member is `added`, a removed one
+ * the opposite. */
+static void cmp_set(struct diff_result *r, const char *path, const struct cpol_strs *a, const struct cpol_strs *b,
+		    enum diff_kind added)
+{
+	enum diff_kind removed = added == DIFF_WIDEN ? DIFF_NARROW : added == DIFF_NARROW ? DIFF_WIDEN : DIFF_CHANGE;
+	uint32_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (!strs_has(a, b->v[i]))
+			add(r, added, "", b->v[i], "%s", path);
+	for (i = 0; i < a->n; i++)
+		if (!strs_has(b, a->v[i]))
+			add(r, removed, a->v[i], "", "%s", path);
+}
+
+static int strs_equal(const struct cpol_strs *a, const struct cpol_strs *b)
+{
+	uint32_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 0;
+	return 1;
+}
+
+static char *strs_join(const struct cpol_strs *s)
+{
+	size_t len = 1, i;
+	char *out;
+
+	for (i = 0; i < s->n; i++)
+		len += strlen(s->v[i]) + 1;
+	out = malloc(len);
+	if (out == NULL)
+		return NULL;
+	out[0] = '\0';
+	for (i = 0; i < s->n; i++) {
+		if (i)
+			strcat(out, " ");
+		strcat(out, s->v[i]);
+	}
+	return out;
+}
+
+/* --- sections ------------------------------------------------------------- */
+
+static void diff_limits(struct diff_result *r, const struct cpol_limits *a, const struct cpol_limits *b)
+{
+	if (a->mode != b->mode)
+		add(r, b->mode == CPOL_MODE_LOCAL ? DIFF_WIDEN : DIFF_NARROW, policy_mode_name(a->mode),
+		    policy_mode_name(b->mode), "limits.mode");
+	cmp_more(r, "limits.timeout", a->timeout_ms, b->timeout_ms, U_MS, 0);
+	cmp_more(r, "limits.max_file_bytes", a->max_file_bytes, b->max_file_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.max_exec_workspace_delta_bytes", a->ws_delta_bytes, b->ws_delta_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.max_exec_workspace_bytes", a->ws_max_bytes, b->ws_max_bytes, U_SIZE, 1);
+	/* Measured less often: a burst can grow further between two looks. */
+	cmp_more(r, "limits.workspace_monitor_interval", a->monitor_ms, b->monitor_ms, U_MS, 0);
+	cmp_more(r, "limits.max_output_bytes", a->max_output_bytes, b->max_output_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.max_result_bytes", a->max_result_bytes, b->max_result_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.max_code_bytes", a->max_code_bytes, b->max_code_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.max_tool_request_bytes", a->max_tool_request_bytes, b->max_tool_request_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.memory", a->memory_bytes, b->memory_bytes, U_SIZE, 0);
+	cmp_more(r, "limits.pids", a->pids, b->pids, U_PLAIN, 0);
+	cmp_more(r, "limits.open_files", a->open_files, b->open_files, U_PLAIN, 0);
+}
+
+static void cmp_id(struct diff_result *r, const char *path, uint32_t a, uint32_t b)
+{
+	char x[16], y[16];
+
+	if (a == b)
+		return;
+	snprintf(x, sizeof(x), "%u", (unsigned)a);
+	snprintf(y, sizeof(y), "%u", (unsigned)b);
+	add(r, b == 0 ? DIFF_WIDEN : a == 0 ? DIFF_NARROW : DIFF_CHANGE, x, y, "%s", path);
+}
+
+static void diff_exec(struct diff_result *r, const struct cpol_executor *a, const struct cpol_executor *b)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} layers[] = { { CPOL_LAYER_LANDLOCK, "landlock" }, { CPOL_LAYER_CGROUP, "cgroup" } };
+	size_t i;
+
+	cmp_str(r, DIFF_CHANGE, "executor.interpreter", a->interpreter, b->interpreter);
+	cmp_id(r, "executor.uid", a->uid, b->uid);
+	cmp_id(r, "executor.gid", a->gid, b->gid);
+	if (a->network != b->network)
+		add(r, b->network > a->network ? DIFF_WIDEN : DIFF_NARROW, policy_network_name(a->network),
+		    policy_network_name(b->network), "executor.network");
+	cmp_flag(r, "executor.landlock", a->flags & CPOL_EXE_F_LANDLOCK, b->flags & CPOL_EXE_F_LANDLOCK, 0);
+	for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++)
+		if ((a->require ^ b->require) & layers[i].bit)
+			add(r, (b->require & layers[i].bit) ? DIFF_NARROW : DIFF_WIDEN,
+			    (a->require & layers[i].bit) ? layers[i].name : "", (b->require & layers[i].bit) ? layers[i].name : "",
+			    "executor.require");
+	cmp_str(r, DIFF_CHANGE, "executor.seccomp.profile", a->seccomp_profile, b->seccomp_profile);
+	cmp_str(r, DIFF_CHANGE, "executor.seccomp.extra", a->seccomp_extra, b->seccomp_extra);
+}
+
+static void diff_env(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < b->nenv; i++) {
+		for (j = 0; j < a->nenv && strcmp(a->env[j].key, b->env[i].key) != 0; j++)
+			;
+		if (j == a->nenv)
+			add(r, DIFF_CHANGE, "", b->env[i].value, "env[%s]", b->env[i].key);
+		else if (strcmp(a->env[j].value, b->env[i].value) != 0)
+			add(r, DIFF_CHANGE, a->env[j].value, b->env[i].value, "env[%s]", b->env[i].key);
+	}
+	for (j = 0; j < a->nenv; j++) {
+		for (i = 0; i < b->nenv && strcmp(a->env[j].key, b->env[i].key) != 0; i++)
+			;
+		if (i == b->nenv)
+			add(r, DIFF_CHANGE, a->env[j].value, "", "env[%s]", a->env[j].key);
+	}
+}
+
+static void mount_words(const struct cpol_mount *m, char *buf, size_t cap)
+{
+	char sz[32];
+
+	if (m->type == CPOL_MOUNT_TMPFS)
+		snprintf(buf, cap, "tmpfs %s", lint_fmt_size(m->size, sz, sizeof(sz)));
+	else
+		snprintf(buf, cap, "bind %s%s", m->source, (m->flags & CPOL_MNT_F_RW) ? " rw" : " ro");
+}
+
+static const struct cpol_mount *mount_find(const struct cpol_policy *p, const char *target)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nmounts; i++)
+		if (strcmp(p->mounts[i].target, target) == 0)
+			return &p->mounts[i];
+	return NULL;
+}
+
+static void diff_mounts(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	char x[4200], y[4200];
+	uint32_t i;
+
+	for (i = 0; i < b->nmounts; i++) {
+		const struct cpol_mount *n = &b->mounts[i], *o = mount_find(a, n->target);
+
+		mount_words(n, y, sizeof(y));
+		if (o == NULL) {
+			add(r, DIFF_WIDEN, "", y, "mounts[%s]", n->target);
+			continue;
+		}
+		mount_words(o, x, sizeof(x));
+		if (o->type != n->type)
+			add(r, DIFF_CHANGE, x, y, "mounts[%s]", n->target);
+		else if (n->type == CPOL_MOUNT_BIND && strcmp(o->source, n->source) != 0)
+			add(r, DIFF_WIDEN, o->source, n->source, "mounts[%s].source", n->target);
+		snprintf(x, sizeof(x), "mounts[%s].rw", n->target);
+		if (o->type == n->type && n->type == CPOL_MOUNT_BIND)
+			cmp_flag(r, x, o->flags & CPOL_MNT_F_RW, n->flags & CPOL_MNT_F_RW, 1);
+		snprintf(x, sizeof(x), "mounts[%s].size", n->target);
+		if (o->type == n->type && n->type == CPOL_MOUNT_TMPFS)
+			cmp_more(r, x, o->size, n->size, U_SIZE, 0);
+	}
+	for (i = 0; i < a->nmounts; i++)
+		if (mount_find(b, a->mounts[i].target) == NULL) {
+			mount_words(&a->mounts[i], x, sizeof(x));
+			add(r, DIFF_NARROW, x, "", "mounts[%s]", a->mounts[i].target);
+		}
+}
+
+/* --- seccomp -------------------------------------------------------------- */
+
+struct consts {
+	uint64_t v[MAX_CONSTS];
+	size_t n;
+};
+
+static void const_add(struct consts *c, uint64_t v)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i] == v)
+			return;
+	if (c->n < MAX_CONSTS)
+		c->v[c->n++] = v;
+}
+
+/* Every constant a program compares against (jumps with an immediate), with
+ * its neighbours, in the low half and in the high half of an argument. */
+static void consts_of(const struct cpol_policy *p, struct consts *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nseccomp; i++) {
+		const struct cpol_bpf *in = &p->seccomp[i];
+		uint32_t k = in->k;
+
+		if ((in->code & 0x07) != 0x05 || (in->code & 0x08) != 0) /* BPF_JMP, BPF_K */
+			continue;
+		const_add(c, k);
+		const_add(c, (uint32_t)(k + 1));
+		const_add(c, (uint32_t)(k - 1));
+		const_add(c, (uint64_t)k << 32);
+		const_add(c, ((uint64_t)k << 32) | k);
+	}
+	const_add(c, 0);
+	const_add(c, UINT64_MAX);
+}
+
+static int allows(const struct cpol_policy *p, const struct bpf_sim_data *d)
+{
+	uint32_t ret;
+
+	if (p->nseccomp == 0)
+		return 1; /* no filter: everything passes */
+	if (bpf_sim_exec(p->seccomp, p->nseccomp, d, &ret, NULL) != 0)
+		return 0;
+	ret &= BPF_SIM_RET_ACTION;
+	return ret == BPF_SIM_RET_ALLOW || ret == BPF_SIM_RET_LOG || ret == BPF_SIM_RET_TRACE ||
+	       ret == BPF_SIM_RET_USER_NOTIF;
+}
+
+static void diff_seccomp(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	struct consts *c = calloc(1, sizeof(*c));
+	struct bpf_sim_data d;
+	int nr;
+
+	if (c == NULL) {
+		r->oom = 1;
+		return;
+	}
+	if (a->nseccomp == b->nseccomp && (a->nseccomp == 0 || memcmp(a->seccomp, b->seccomp,
+								       a->nseccomp * sizeof(*a->seccomp)) == 0)) {
+		free(c);
+		return; /* the same program */
+	}
+	consts_of(a, c);
+	consts_of(b, c);
+	for (nr = 0; nr < SYSCALL_MAX_NR; nr++) {
+		int a_only = 0, b_only = 0, a_any = 0, b_any = 0, a_all = 1, b_all = 1, arg;
+		size_t k;
+		char *name;
+
+		memset(&d, 0, sizeof(d));
+		d.nr = nr;
+		d.arch = CPOL_ARCH_X86_64;
+		for (arg = -1; arg < 6; arg++) {
+			for (k = 0; k < (arg < 0 ? 1 : c->n); k++) {
+				int x, y;
+
+				memset(d.args, 0, sizeof(d.args));
+				if (arg >= 0)
+					d.args[arg] = c->v[k];
+				x = allows(a, &d);
+				y = allows(b, &d);
+				a_any |= x;
+				b_any |= y;
+				a_all &= x;
+				b_all &= y;
+				a_only |= x && !y;
+				b_only |= y && !x;
+			}
+		}
+		if (!a_only && !b_only)
+			continue;
+		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		if (name == NULL) {
+			if (asprintf(&name, "syscall %d", nr) < 0) {
+				r->oom = 1;
+				break;
+			}
+		}
+		add(r, b_only ? DIFF_WIDEN : DIFF_NARROW, !a_any ? "refused" : a_all ? "allowed" : "allowed for some arguments",
+		    !b_any ? "refused" : b_all ? "allowed" : "allowed for some arguments", "seccomp[%s]", name);
+		/* Both ways at once (a condition rewritten): one line for each. */
+		if (a_only && b_only)
+			add(r, DIFF_NARROW, "some arguments allowed", "now refused", "seccomp[%s]", name);
+		free(name);
+	}
+	free(c);
+}
+
+/* --- tools ---------------------------------------------------------------- */
+
+static const struct cpol_param *param_find(const struct cpol_policy *p, struct cpol_range run, const char *name)
+{
+	uint32_t i;
+
+	for (i = run.first; i < run.first + run.count && i < p->nparams; i++)
+		if (strcmp(p->params[i].name, name) == 0)
+			return &p->params[i];
+	return NULL;
+}
+
+static void diff_param(struct diff_result *r, const struct cpol_policy *pa, const struct cpol_param *a,
+		       const struct cpol_policy *pb, const struct cpol_param *b, const char *path, int depth);
+
+static void diff_props(struct diff_result *r, const struct cpol_policy *pa, struct cpol_range ra,
+		       const struct cpol_policy *pb, struct cpol_range rb, const char *prefix, int depth)
+{
+	char path[512];
+	uint32_t i;
+
+	if (depth > 16)
+		return;
+	for (i = rb.first; i < rb.first + rb.count && i < pb->nparams; i++) {
+		const struct cpol_param *n = &pb->params[i], *o = param_find(pa, ra, n->name);
+
+		snprintf(path, sizeof(path), "%s.%s", prefix, n->name);
+		if (o == NULL)
+			add(r, DIFF_WIDEN, "", policy_type_name(n->type), "%s", path);
+		else
+			diff_param(r, pa, o, pb, n, path, depth + 1);
+	}
+	for (i = ra.first; i < ra.first + ra.count && i < pa->nparams; i++)
+		if (param_find(pb, rb, pa->params[i].name) == NULL) {
+			snprintf(path, sizeof(path), "%s.%s", prefix, pa->params[i].name);
+			add(r, DIFF_NARROW, policy_type_name(pa->params[i].type), "", "%s", path);
+		}
+}
+
+/* A parameter bound: upper (max, max_length, max_items) when upper is 1,
+ * where unset or higher accepts more; lower (min, min_length) otherwise,
+ * where unset or lower accepts more. */
+static void cmp_bound(struct diff_result *r, const char *path, const char *what, int upper, int a_set, int64_t a,
+		      int b_set, int64_t b)
+{
+	char x[32] = "none", y[32] = "none";
+
+	if (a_set == b_set && (!a_set || a == b))
+		return;
+	if (a_set)
+		snprintf(x, sizeof(x), "%lld", (long long)a);
+	if (b_set)
+		snprintf(y, sizeof(y), "%lld", (long long)b);
+	add(r, (!b_set || (a_set && (upper ? b > a : b < a))) ? DIFF_WIDEN : DIFF_NARROW, x, y, "%s.%s", path, what);
+}
+
+static void diff_param(struct diff_result *r, const struct cpol_policy *pa, const struct cpol_param *a,
+		       const struct cpol_policy *pb, const struct cpol_param *b, const char *path, int depth)
+{
+	char sub[512];
+
+	if (a->type != b->type) {
+		add(r, DIFF_CHANGE, policy_type_name(a->type), policy_type_name(b->type), "%s.type", path);
+		return;
+	}
+	if ((a->flags ^ b->flags) & CPOL_PRM_F_REQUIRED)
+		add(r, (b->flags & CPOL_PRM_F_REQUIRED) ? DIFF_NARROW : DIFF_WIDEN,
+		    (a->flags & CPOL_PRM_F_REQUIRED) ? "true" : "false", (b->flags & CPOL_PRM_F_REQUIRED) ? "true" : "false",
+		    "%s.required", path);
+	switch (b->type) {
+	case CPOL_T_STRING:
+		cmp_bound(r, path, "max_length", 1, !!(a->flags & CPOL_PRM_F_MAX_LENGTH), (int64_t)a->max_length,
+			  !!(b->flags & CPOL_PRM_F_MAX_LENGTH), (int64_t)b->max_length);
+		cmp_bound(r, path, "min_length", 0, !!(a->flags & CPOL_PRM_F_MIN_LENGTH), (int64_t)a->min_length,
+			  !!(b->flags & CPOL_PRM_F_MIN_LENGTH), (int64_t)b->min_length);
+		if (a->enums.n > 0 || b->enums.n > 0) {
+			snprintf(sub, sizeof(sub), "%s.enum", path);
+			if (b->enums.n == 0)
+				add(r, DIFF_WIDEN, "(a list)", "any string", "%s", sub);
+			else if (a->enums.n == 0)
+				add(r, DIFF_NARROW, "any string", "(a list)", "%s", sub);
+			else
+				cmp_set(r, sub, &a->enums, &b->enums, DIFF_WIDEN);
+		}
+		break;
+	case CPOL_T_INTEGER:
+		cmp_bound(r, path, "max", 1, !!(a->flags & CPOL_PRM_F_MAX), a->imax, !!(b->flags & CPOL_PRM_F_MAX), b->imax);
+		cmp_bound(r, path, "min", 0, !!(a->flags & CPOL_PRM_F_MIN), a->imin, !!(b->flags & CPOL_PRM_F_MIN), b->imin);
+		break;
+	case CPOL_T_NUMBER:
+		if ((a->flags ^ b->flags) & (CPOL_PRM_F_MIN | CPOL_PRM_F_MAX) || a->fmin != b->fmin || a->fmax != b->fmax) {
+			char x[64], y[64];
+
+			snprintf(x, sizeof(x), "[%g, %g]", (a->flags & CPOL_PRM_F_MIN) ? a->fmin : -1.0 / 0.0,
+				 (a->flags & CPOL_PRM_F_MAX) ? a->fmax : 1.0 / 0.0);
+			snprintf(y, sizeof(y), "[%g, %g]", (b->flags & CPOL_PRM_F_MIN) ? b->fmin : -1.0 / 0.0,
+				 (b->flags & CPOL_PRM_F_MAX) ? b->fmax : 1.0 / 0.0);
+			if (strcmp(x, y) != 0) {
+				double alo = (a->flags & CPOL_PRM_F_MIN) ? a->fmin : -1.0 / 0.0;
+				double ahi = (a->flags & CPOL_PRM_F_MAX) ? a->fmax : 1.0 / 0.0;
+				double blo = (b->flags & CPOL_PRM_F_MIN) ? b->fmin : -1.0 / 0.0;
+				double bhi = (b->flags & CPOL_PRM_F_MAX) ? b->fmax : 1.0 / 0.0;
+
+				add(r, (blo < alo || bhi > ahi) ? DIFF_WIDEN : DIFF_NARROW, x, y, "%s.range", path);
+			}
+		}
+		break;
+	case CPOL_T_ARRAY:
+		cmp_bound(r, path, "max_items", 1, !!(a->flags & CPOL_PRM_F_MAX_ITEMS), (int64_t)a->max_items,
+			  !!(b->flags & CPOL_PRM_F_MAX_ITEMS), (int64_t)b->max_items);
+		if (a->items < pa->nparams && b->items < pb->nparams && depth < 16) {
+			snprintf(sub, sizeof(sub), "%s[]", path);
+			diff_param(r, pa, &pa->params[a->items], pb, &pb->params[b->items], sub, depth + 1);
+		}
+		break;
+	case CPOL_T_OBJECT:
+		diff_props(r, pa, a->props, pb, b->props, path, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Constraint programs of a tool as comparable values. */
+static int constraints_equal(const struct cpol_policy *pa, const struct cpol_tool *a, const struct cpol_policy *pb,
+			     const struct cpol_tool *b)
+{
+	uint32_t i, j;
+
+	if (a->constraints.count != b->constraints.count)
+		return 0;
+	for (i = 0; i < a->constraints.count; i++) {
+		const struct cpol_insn *x = &pa->constraints[a->constraints.first + i];
+		const struct cpol_insn *y = &pb->constraints[b->constraints.first + i];
+
+		if (x->op != y->op || x->type != y->type || x->a != y->a || x->ival != y->ival || x->fval != y->fval ||
+		    x->len != y->len || (x->len && memcmp(x->str, y->str, x->len) != 0) || x->list.n != y->list.n)
+			return 0;
+		for (j = 0; j < x->list.n; j++)
+			if (strcmp(x->list.v[j], y->list.v[j]) != 0)
+				return 0;
+	}
+	return 1;
+}
+
+static void diff_tool(struct diff_result *r, const struct cpol_policy *pa, const struct cpol_tool *a,
+		      const struct cpol_policy *pb, const struct cpol_tool *b)
+{
+	char path[128], *x, *y;
+
+	snprintf(path, sizeof(path), "tools[%s]", b->id);
+	if (strcmp(a->description, b->description) != 0)
+		add(r, DIFF_CHANGE, a->description, b->description, "%s.description", path);
+	if (!strs_equal(&a->exec, &b->exec)) {
+		x = strs_join(&a->exec);
+		y = strs_join(&b->exec);
+		if (x == NULL || y == NULL)
+			r->oom = 1;
+		else
+			add(r, DIFF_WIDEN, x, y, "%s.exec", path);
+		free(x);
+		free(y);
+	}
+	if (a->roles.n > 0 && b->roles.n == 0)
+		add(r, DIFF_WIDEN, "(a list)", "any role", "%s.roles", path);
+	else if (a->roles.n == 0 && b->roles.n > 0)
+		add(r, DIFF_NARROW, "any role", "(a list)", "%s.roles", path);
+	else {
+		char sub[160];
+
+		snprintf(sub, sizeof(sub), "%s.roles", path);
+		cmp_set(r, sub, &a->roles, &b->roles, DIFF_WIDEN);
+	}
+	{
+		char sub[160];
+
+		snprintf(sub, sizeof(sub), "%s.env_from", path);
+		cmp_set(r, sub, &a->env_from, &b->env_from, DIFF_WIDEN);
+		snprintf(sub, sizeof(sub), "%s.max_calls", path);
+		cmp_more(r, sub, a->max_calls, b->max_calls, U_PLAIN, 1);
+		snprintf(sub, sizeof(sub), "%s.timeout", path);
+		cmp_more(r, sub, a->timeout_ms, b->timeout_ms, U_MS, 0);
+		snprintf(sub, sizeof(sub), "%s.side_effect", path);
+		cmp_flag(r, sub, a->flags & CPOL_TOOL_F_SIDE_EFFECT, b->flags & CPOL_TOOL_F_SIDE_EFFECT, 0);
+		snprintf(sub, sizeof(sub), "%s.replay", path);
+		cmp_flag(r, sub, a->flags & CPOL_TOOL_F_REPLAY, b->flags & CPOL_TOOL_F_REPLAY, 0);
+	}
+	if (!constraints_equal(pa, a, pb, b)) {
+		if (b->constraints.count == 0)
+			add(r, DIFF_WIDEN, "(constraints)", "none", "%s.constraints", path);
+		else if (a->constraints.count == 0)
+			add(r, DIFF_NARROW, "none", "(constraints)", "%s.constraints", path);
+		else
+			add(r, DIFF_WIDEN, "(old programs)", "(new programs)", "%s.constraints", path);
+	}
+	snprintf(path, sizeof(path), "tools[%s].params", b->id);
+	diff_props(r, pa, a->params, pb, b->params, path, 0);
+}
+
+static void diff_tools(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < b->ntools; i++) {
+		j = policy_find_tool(a, b->tools[i].id);
+		if (j == CPOL_NONE)
+			add(r, DIFF_WIDEN, "", b->tools[i].description, "tools[%s]", b->tools[i].id);
+		else
+			diff_tool(r, a, &a->tools[j], b, &b->tools[i]);
+	}
+	for (i = 0; i < a->ntools; i++)
+		if (policy_find_tool(b, a->tools[i].id) == CPOL_NONE)
+			add(r, DIFF_NARROW, a->tools[i].description, "", "tools[%s]", a->tools[i].id);
+}
+
+static const struct cpol_agent *agent_find(const struct cpol_policy *p, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nagents; i++)
+		if (strcmp(p->agents[i].name, name) == 0)
+			return &p->agents[i];
+	return NULL;
+}
+
+static int agent_has(const struct cpol_policy *p, const struct cpol_agent *ag, const char *tool)
+{
+	uint32_t k;
+
+	for (k = 0; k < ag->ntools; k++)
+		if (ag->tools[k] < p->ntools && strcmp(p->tools[ag->tools[k]].id, tool) == 0)
+			return 1;
+	return 0;
+}
+
+static void diff_agents(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < b->nagents; i++) {
+		const struct cpol_agent *n = &b->agents[i], *o = agent_find(a, n->name);
+
+		for (k = 0; k < n->ntools; k++) {
+			const char *t = n->tools[k] < b->ntools ? b->tools[n->tools[k]].id : "?";
+
+			if (o == NULL || !agent_has(a, o, t))
+				add(r, DIFF_WIDEN, "", t, "agents[%s].tools", n->name);
+		}
+		for (k = 0; o != NULL && k < o->ntools; k++) {
+			const char *t = o->tools[k] < a->ntools ? a->tools[o->tools[k]].id : "?";
+
+			if (!agent_has(b, n, t))
+				add(r, DIFF_NARROW, t, "", "agents[%s].tools", n->name);
+		}
+	}
+	for (i = 0; i < a->nagents; i++)
+		if (agent_find(b, a->agents[i].name) == NULL)
+			add(r, DIFF_NARROW, a->agents[i].name, "", "agents[%s]", a->agents[i].name);
+}
+
+static void diff_outputs(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
+{
+	char x[32], path[1100];
+	uint32_t i, j;
+
+	for (i = 0; i < b->noutputs; i++) {
+		for (j = 0; j < a->noutputs && strcmp(a->outputs[j].path, b->outputs[i].path) != 0; j++)
+			;
+		snprintf(path, sizeof(path), "outputs[%s]", b->outputs[i].path);
+		if (j == a->noutputs) {
+			add(r, DIFF_WIDEN, "", lint_fmt_size(b->outputs[i].max_bytes, x, sizeof(x)), "%s", path);
+			continue;
+		}
+		strcat(path, ".max_bytes");
+		cmp_more(r, path, a->outputs[j].max_bytes, b->outputs[i].max_bytes, U_SIZE, 0);
+		if ((a->outputs[j].flags ^ b->outputs[i].flags) & CPOL_OUT_F_REQUIRED)
+			add(r, DIFF_CHANGE, (a->outputs[j].flags & CPOL_OUT_F_REQUIRED) ? "true" : "false",
+			    (b->outputs[i].flags & CPOL_OUT_F_REQUIRED) ? "true" : "false", "outputs[%s].required",
+			    b->outputs[i].path);
+	}
+	for (j = 0; j < a->noutputs; j++) {
+		for (i = 0; i < b->noutputs && strcmp(a->outputs[j].path, b->outputs[i].path) != 0; i++)
+			;
+		if (i == b->noutputs)
+			add(r, DIFF_NARROW, lint_fmt_size(a->outputs[j].max_bytes, x, sizeof(x)), "", "outputs[%s]",
+			    a->outputs[j].path);
+	}
+}
+
+int policy_diff(const struct cpol_policy *a, const struct cpol_policy *b, struct diff_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	cmp_str(out, DIFF_CHANGE, "app", a->meta.app, b->meta.app);
+	diff_limits(out, &a->limits, &b->limits);
+	diff_exec(out, &a->exec, &b->exec);
+	diff_env(out, a, b);
+	diff_mounts(out, a, b);
+	diff_seccomp(out, a, b);
+	diff_tools(out, a, b);
+	diff_agents(out, a, b);
+	diff_outputs(out, a, b);
+	if (!!a->signature.algo != !!b->signature.algo)
+		add(out, DIFF_CHANGE, a->signature.algo ? "signed" : "unsigned", b->signature.algo ? "signed" : "unsigned",
+		    "signature");
+	return out->oom ? -1 : 0;
+}

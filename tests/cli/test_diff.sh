@@ -1,0 +1,116 @@
+#!/bin/sh
+# cordonc diff: pairs of blobs with known widenings and narrowings, each
+# change marked and the exit status 1 exactly when something widens; the
+# reverse of a pair swaps widening and narrowing; JSON; bad input.
+set -u
+: "${BUILD:?}" "${SRC:?}"
+. "$SRC/tests/cli/lib.sh"
+B="$SRC/tests/lint/base"
+
+# mk NAME SED-FOR-APP SED-FOR-TOOLS: compile the base with edits into $T/NAME.cpol.
+mk() {
+	sed "$2" "$B/app.yaml" >"$T/$1.app.yaml"
+	sed "$3" "$B/tools.yaml" >"$T/$1.tools.yaml"
+	"$CORDONC" compile -I "$T" "$T/$1.app.yaml" "$T/$1.tools.yaml" -o "$T/$1.cpol" 2>"$T/$1.err" ||
+		{ cat "$T/$1.err"; die "cannot compile pair member $1"; }
+}
+# change KIND LINE: the last diff printed that line, marked KIND.
+change() { grep -qF -- "  $(printf '%-6s' "$1")  $2" "$_out" || { cat "$_out"; die "diff lacks: $1 $2"; }; }
+
+mk base '' ''
+expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/base.cpol"; expect_out "no change in meaning"
+
+# The done-when check: a widened limit, exit 1.
+mk longer 's/timeout: 30s/timeout: 2m/' ''
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/longer.cpol"
+change widen "limits.timeout: 30s -> 2m"
+expect_out "1 change: 1 widening, 0 narrowing, 0 neutral (widens: ask for a second review)"
+expect_rc 0 "$CORDONC" diff "$T/longer.cpol" "$T/base.cpol"
+change narrow "limits.timeout: 2m -> 30s"
+
+# Narrowing only passes.
+mk tighter 's/pids: 64/pids: 16/; s/memory: 1g/memory: 512m/; s/network: none/network: none\n    require: [landlock]/' ''
+expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/tighter.cpol"
+change narrow "limits.pids: 64 -> 16"
+change narrow "limits.memory: 1g -> 512m"
+change narrow "executor.require: added landlock"
+
+# The executor's world: network, mounts, identity, landlock.
+mk wider 's/network: none/network: loopback/; s/uid: 1001/uid: 0/; s/landlock: true/landlock: false/; s|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data, rw: true }\n      - { type: tmpfs, target: /tmp, size: 128m }\n    env:|; s/LANG: C.UTF-8/LANG: en_US.UTF-8/' ''
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/wider.cpol"
+change widen "executor.network: none -> loopback"
+change widen "executor.uid: 1001 -> 0"
+change widen "executor.landlock: true -> false"
+change widen "mounts[/data]: added bind /srv/data rw"
+change widen "mounts[/tmp].size: 64m -> 128m"
+change narrow "mounts[/lib]: removed bind /lib ro"
+change change "env[LANG]: C.UTF-8 -> en_US.UTF-8"
+mk ro 's|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data }\n      - { type: tmpfs, target: /tmp, size: 128m }\n    env:|' ''
+expect_rc 0 "$CORDONC" diff "$T/wider.cpol" "$T/ro.cpol"
+change narrow "mounts[/data].rw: true -> false"
+
+# Seccomp, judged on the filters themselves: a syscall allowed, and a
+# condition loosened to more arguments.
+cat >"$T/small.policy" <<'P'
+default errno(ENOSYS);
+allow { read, write, close, exit_group }
+allow socket(domain) { domain == AF_UNIX }
+P
+cat >"$T/big.policy" <<'P'
+default errno(ENOSYS);
+allow { read, write, close, exit_group, ptrace }
+allow socket(domain) { domain == AF_UNIX || domain == AF_INET }
+P
+mk small 's/profile: python-compute/profile: small/' ''
+mk big 's/profile: python-compute/profile: big/' ''
+expect_rc 1 "$CORDONC" diff "$T/small.cpol" "$T/big.cpol"
+change widen "seccomp[ptrace]: refused -> allowed"
+change widen "seccomp[socket]: allowed for some arguments -> allowed for some arguments"
+change change "executor.seccomp.profile: small -> big"
+expect_rc 0 "$CORDONC" diff "$T/big.cpol" "$T/small.cpol"
+change narrow "seccomp[ptrace]: allowed -> refused"
+
+# Tools: added, roles, budgets, secrets, parameters, agents.
+mk tools 's/analyst: { tools: \[report.fetch, mail.send\] }/analyst: { tools: [report.fetch, mail.send, report.list] }/' \
+	'/^    max_calls: 10$/d; s/^    max_calls: 5$/    max_calls: 50/; s/roles: \[analyst\] }/roles: [analyst, guest] }/; s/max_length: 64, required: true/max_length: 4096, required: true/; s/env_from: \[SMTP_PASSWORD\]/env_from: [SMTP_PASSWORD, SMTP_USER]/; $a\
+\
+  - id: report.list\
+    description: List report names.\
+    exec: [/usr/local/libexec/lint-base/report-list]\
+    allow: { roles: [analyst] }\
+    max_calls: 5'
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/tools.cpol"
+change widen "tools[report.list]: added List report names."
+change widen "tools[report.fetch].max_calls: 10 -> unlimited"
+change widen "tools[mail.send].max_calls: 5 -> 50"
+change widen "tools[report.fetch].roles: added guest"
+change widen "tools[report.fetch].params.name.max_length: 64 -> 4096"
+change widen "tools[mail.send].env_from: added SMTP_USER"
+change widen "agents[analyst].tools: added report.list"
+expect_rc 0 "$CORDONC" diff "$T/tools.cpol" "$T/base.cpol"
+change narrow "tools[report.list]: removed List report names."
+
+# The reverse of a pair swaps widening and narrowing, change for change.
+for pair in "base wider" "base tools" "small big" "base tighter"; do
+	set -- $pair
+	"$CORDONC" diff --json "$T/$1.cpol" "$T/$2.cpol" >"$T/fw.json"
+	"$CORDONC" diff --json "$T/$2.cpol" "$T/$1.cpol" >"$T/bw.json"
+	python3 - "$T/fw.json" "$T/bw.json" <<'PY' || die "reverse of $pair is not the mirror image"
+import json, sys
+f, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert f["schema"] == "cordon-diff/1" and len(f["old"]["sha256"]) == 64
+assert f["widening"] == b["narrowing"] and f["narrowing"] == b["widening"], (f, b)
+assert f["widens"] == (f["widening"] > 0)
+assert len(f["changes"]) == f["widening"] + f["narrowing"] + f["neutral"]
+PY
+done
+pass "widenings and narrowings of limits, executor, mounts, seccomp, tools and agents"
+
+# Bad input.
+expect_rc 2 "$CORDONC" diff "$T/base.cpol"
+expect_rc 2 "$CORDONC" diff "$T/base.cpol" "$T/missing.cpol"; expect_err "missing.cpol"
+head -c 100 "$T/base.cpol" >"$T/cut.cpol"
+expect_rc 2 "$CORDONC" diff "$T/cut.cpol" "$T/base.cpol"; expect_err "invalid policy blob"
+expect_rc 2 "$CORDONC" diff --bogus "$T/base.cpol" "$T/base.cpol"
+expect_rc 0 "$CORDONC" diff --help; expect_out "usage: cordonc diff"
+pass "usage and bad blobs"
