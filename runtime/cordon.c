@@ -27,8 +27,15 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
 		   "      [--agent NAME] [--run-dir DIR] [--trusted-key KEY.pub]\n"
+		   "      [--state-dir DIR] [--secrets FILE]\n"
 		   "                 run FILE (Python) in the sandbox the policy describes and\n"
-		   "                 print one result JSON; exit 0 succeeded, 1 failed or a\n"
+		   "                 print one result JSON.  The program calls the tools of\n"
+		   "                 --agent (narrowed by the context's \"tools\") through the\n"
+		   "                 supervisor; budgets and replay records live in the\n"
+		   "                 ledger under --state-dir (default /var/lib/cordon as root,\n"
+		   "                 ~/.local/state/cordon otherwise); --secrets is a NAME=value\n"
+		   "                 file for the tools' env_from (else the environment).\n"
+		   "                 Exit 0 succeeded, 1 failed or a\n"
 		   "                 limit was hit, 124 timed out, 125 harness error,\n"
 		   "                 130 cancelled, 2 usage error\n"
 		   "  check-policy [--trusted-key KEY.pub] BLOB\n"
@@ -37,7 +44,7 @@ static void usage(FILE *f)
 		   "                 --trusted-key an Ed25519 signature by that key\n"
 		   "  --help         this text\n"
 		   "  --version      version and blob format\n\n"
-		   "Not built yet: serve, the tool bridge (see README).\n"
+		   "Not built yet: serve (see README).\n"
 		   "Exit (check-policy): 0 valid, 1 rejected, 2 usage error or unreadable file.\n");
 }
 
@@ -103,13 +110,15 @@ static int cmd_run(int argc, char **argv)
 					      { "agent", required_argument, NULL, 'a' },
 					      { "run-dir", required_argument, NULL, 'd' },
 					      { "trusted-key", required_argument, NULL, 'k' },
+					      { "state-dir", required_argument, NULL, 's' },
+					      { "secrets", required_argument, NULL, 'S' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct run_opts o;
 	int c;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:s:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.policy = optarg; break;
 		case 'c': o.code = optarg; break;
@@ -124,6 +133,8 @@ static int cmd_run(int argc, char **argv)
 		case 'a': o.agent = optarg; break;
 		case 'd': o.run_dir = optarg; break;
 		case 'k': o.trusted_key = optarg; break;
+		case 's': o.state_dir = optarg; break;
+		case 'S': o.secrets = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}

@@ -30,12 +30,15 @@
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "runtime/client/stubs.h"
 #include "runtime/context.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
 #include "runtime/run.h"
 #include "runtime/stale.h"
+#include "runtime/supervise/bridge.h"
 #include "runtime/supervise/outputs.h"
+#include "runtime/supervise/secrets.h"
 #include "runtime/supervise/supervise.h"
 
 /* The stable loader the interpreter starts: it runs the verbatim program as
@@ -47,6 +50,7 @@ static const char MAIN_PY[] =
 	"import sys\n"
 	"sys.argv[:] = ['user_code.py']\n"
 	"sys.path.insert(0, '/workspace/work')\n"
+	"sys.path.insert(1, '/cordon')\n"
 	"__file__ = '/workspace/work/user_code.py'\n"
 	"with open(__file__, 'rb') as _f:\n"
 	"    _code = compile(_f.read(), __file__, 'exec')\n"
@@ -60,7 +64,7 @@ struct run_ctx {
 	char id[33];
 	char dir[PATH_MAX];
 	int temp_dir;
-	char work[PATH_MAX], out[PATH_MAX], logs[PATH_MAX], sock[PATH_MAX], root[PATH_MAX];
+	char work[PATH_MAX], out[PATH_MAX], logs[PATH_MAX], sock[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
 	char token[65];
 	struct cg_host cgh;
 	struct cg_run cg;
@@ -71,6 +75,11 @@ struct run_ctx {
 	struct launch_plan lp;
 	char envbuf[LAUNCH_MAX_ENV][512];
 	cJSON *context;
+	struct secrets *secrets;
+	char state_dir[PATH_MAX];
+	int listen_fd;          /* the tool socket until the bridge takes it */
+	int audit_fd;           /* logs/tool-calls.jsonl */
+	struct bridge *bridge;
 	/* the harness lane */
 	const char *stage;
 	char stagebuf[32];
@@ -232,6 +241,39 @@ static int stage_context(struct run_ctx *c)
 	return 0;
 }
 
+/* --- 2b. what the tools need: secrets and the ledger's place ---------- */
+
+static int stage_secrets(struct run_ctx *c)
+{
+	char err[512];
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_STATE_HOME");
+	int w;
+
+	if (secrets_load(c->o->secrets, &c->secrets, err, sizeof(err)) != 0) {
+		HARNESS(c, "secrets", "%.900s", err);
+		return -1;
+	}
+	/* The ledger must be the same for every run of a host (replay and
+	 * daily budgets span runs), so the default is a fixed place. */
+	if (c->o->state_dir != NULL)
+		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s", c->o->state_dir);
+	else if (!c->rootless)
+		w = snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/cordon");
+	else if (xdg != NULL && xdg[0] == '/')
+		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s/cordon", xdg);
+	else if (home != NULL && home[0] == '/')
+		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s/.local/state/cordon", home);
+	else {
+		HARNESS(c, "ledger", "no --state-dir, and neither XDG_STATE_HOME nor HOME to put one in");
+		return -1;
+	}
+	if (w >= (int)sizeof(c->state_dir)) {
+		HARNESS(c, "ledger", "state directory path too long");
+		return -1;
+	}
+	return 0;
+}
+
 /* --- 3. run directory ------------------------------------------------ */
 
 static int mkdir_owned(struct run_ctx *c, const char *path, int executor)
@@ -279,7 +321,8 @@ static int stage_rundir(struct run_ctx *c)
 	    path_join(c->logs, c->dir, "logs/executor") || path_join(c->sock, c->dir, "sock") ||
 	    path_join(c->root, c->dir, ".root") || path_join(p, c->dir, "logs") ||
 	    mkdir_owned(c, c->work, 1) || mkdir_owned(c, c->out, 1) || mkdir_owned(c, p, 0) ||
-	    mkdir_owned(c, c->logs, 1) || mkdir_owned(c, c->sock, 0) || mkdir(c->root, 0700) != 0) {
+	    mkdir_owned(c, c->logs, 1) || mkdir_owned(c, c->sock, 0) || mkdir(c->root, 0700) != 0 ||
+	    path_join(c->lib, c->dir, "lib") || mkdir_owned(c, c->lib, 0)) {
 		HARNESS(c, "rundir", "%.900s: %s", c->dir, strerror(errno));
 		return -1;
 	}
@@ -297,7 +340,8 @@ static int stage_rundir(struct run_ctx *c)
 	    path_join(p, q, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
 	    path_join(p, c->work, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
 	    path_join(p, c->work, "main.py") || write_whole(p, MAIN_PY, sizeof(MAIN_PY) - 1, 0644) != 0 ||
-	    path_join(p, c->dir, "logs/tool-calls.jsonl") || write_whole(p, "", 0, 0644) != 0) {
+	    path_join(p, c->dir, "logs/tool-calls.jsonl") ||
+	    (c->audit_fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0) {
 		free(code);
 		HARNESS(c, "rundir", "write %.900s: %s", p, strerror(errno));
 		return -1;
@@ -422,7 +466,8 @@ static int stage_plan(struct run_ctx *c)
 		struct launch_mount *o = plan_mount(lp, LM_BIND_RW, c->out, "/workspace/out");
 		struct launch_mount *l = plan_mount(lp, LM_BIND_RW, c->logs, "/workspace/logs/executor");
 
-		if (w == NULL || o == NULL || l == NULL || plan_mount(lp, LM_BIND_RO, c->sock, "/supervisor-socket") == NULL)
+		if (w == NULL || o == NULL || l == NULL || plan_mount(lp, LM_BIND_RO, c->sock, "/supervisor-socket") == NULL ||
+		    plan_mount(lp, LM_BIND_RO, c->lib, "/cordon") == NULL)
 			goto too_many;
 		w->landlock_rw = o->landlock_rw = l->landlock_rw = 1;
 	}
@@ -450,6 +495,64 @@ too_many:
 env:
 	HARNESS(c, "plan", "environment too large");
 	return -1;
+}
+
+/* --- 4b. the tool path: client modules and the socket ---------------- */
+
+/* The tools this run's program is told about: the agent's, narrowed by
+ * the context's selection.  The bridge decides again on every call, so
+ * this list is a convenience for the program, not the check. */
+static uint32_t tools_selected(struct run_ctx *c, uint32_t *sel)
+{
+	const struct cpol_policy *p = &c->pol;
+	const cJSON *want = c->context ? cJSON_GetObjectItemCaseSensitive(c->context, "tools") : NULL;
+	uint32_t n = 0;
+
+	for (uint32_t a = 0; c->o->agent != NULL && a < p->nagents; a++) {
+		if (strcmp(p->agents[a].name, c->o->agent) != 0)
+			continue;
+		for (uint32_t i = 0; i < p->agents[a].ntools; i++) {
+			const char *id = p->tools[p->agents[a].tools[i]].id;
+			int ok = want == NULL;
+
+			for (const cJSON *w = want ? want->child : NULL; w != NULL && !ok; w = w->next)
+				ok = cJSON_IsString(w) && strcmp(w->valuestring, id) == 0;
+			if (ok)
+				sel[n++] = p->agents[a].tools[i];
+		}
+	}
+	return n;
+}
+
+static int stage_tools(struct run_ctx *c)
+{
+	uint32_t *sel = calloc(c->pol.ntools + 1, sizeof(*sel)), n;
+	char p[PATH_MAX], err[512], *stubs = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	if (sel == NULL) {
+		HARNESS(c, "tools", "out of memory");
+		return -1;
+	}
+	n = tools_selected(c, sel);
+	stubs = stubs_python(&c->pol, sel, n, &len);
+	if (stubs == NULL || path_join(p, c->lib, "cordon_tools.py") ||
+	    write_whole(p, stubs_client_py, stubs_client_py_len, 0444) != 0 || path_join(p, c->lib, "tools.py") ||
+	    write_whole(p, stubs, len, 0444) != 0) {
+		HARNESS(c, "tools", "client modules: %s", stubs ? strerror(errno) : "out of memory");
+		goto out;
+	}
+	if (path_join(p, c->sock, "tools.sock") != 0 ||
+	    bridge_listen(p, !c->rootless, c->host_uid, c->host_gid, &c->listen_fd, err, sizeof(err)) != 0) {
+		HARNESS(c, "bridge", "%.900s", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(stubs);
+	free(sel);
+	return rc;
 }
 
 /* --- 5. limits ------------------------------------------------------- */
@@ -499,6 +602,25 @@ struct run_outcome {
 	int have_usage;
 };
 
+/* The error pipe closed at exec (CLOEXEC) unless setup failed first: then
+ * it holds "stage\tmessage".  Returns 1 when the child reported one. */
+static int child_report(struct run_ctx *c, int fd)
+{
+	char buf[1024], *tab;
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	tab = strchr(buf, '\t');
+	if (tab != NULL)
+		*tab++ = '\0';
+	/* stage names are a fixed set in sequence.c; keep a copy */
+	snprintf(c->stagebuf, sizeof(c->stagebuf), "%.31s", buf);
+	HARNESS(c, c->stagebuf, "%.900s", tab ? tab : "setup failed");
+	return 1;
+}
+
 static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
@@ -506,7 +628,6 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	sigset_t mask, old;
 	pid_t pid;
 	char buf[1024];
-	ssize_t got;
 	const char *roots[3] = { c->work, c->out, c->logs };
 	struct supervise_cfg cfg;
 
@@ -568,10 +689,34 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 		waitpid(pid, NULL, 0);
 		goto out;
 	}
+	{
+		struct bridge_cfg bc = { .pol = &c->pol,
+					 .exec_id = c->id,
+					 .token = c->token,
+					 .context = c->context,
+					 .agent = c->o->agent,
+					 .state_dir = c->state_dir,
+					 .secrets = c->secrets,
+					 .audit_fd = c->audit_fd,
+					 .peer_uid = c->host_uid,
+					 .child = pid };
+
+		/* Before the program may run: its first call must find the
+		 * bridge serving.  The threads start after the clone, so the
+		 * child never inherits a lock held by one of them. */
+		if (bridge_start(&bc, &c->listen_fd, &c->bridge, buf, sizeof(buf)) != 0) {
+			HARNESS(c, "bridge", "%s", buf);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto out;
+		}
+	}
 	if (write(psync[1], "c", 1) != 1) {
+		/* The child died in setup; its own report says where. */
 		HARNESS(c, "sync", "%s", strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		child_report(c, perr[0]);
 		goto out;
 	}
 	r->out.fd = po[0];
@@ -591,20 +736,10 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 		HARNESS(c, "supervise", "%s", buf);
 		goto out;
 	}
-	/* The error pipe closed at exec (CLOEXEC) unless setup failed first. */
-	got = read(perr[0], buf, sizeof(buf) - 1);
-	if (got > 0) {
-		char *tab;
-
-		buf[got] = '\0';
-		tab = strchr(buf, '\t');
-		if (tab != NULL)
-			*tab++ = '\0';
-		/* stage names are a fixed set in sequence.c; keep a copy */
-		snprintf(c->stagebuf, sizeof(c->stagebuf), "%.31s", buf);
-		HARNESS(c, c->stagebuf, "%.900s", tab ? tab : "setup failed");
+	/* The executor is gone; a tool still running is killed now. */
+	bridge_stop(c->bridge);
+	if (child_report(c, perr[0]))
 		goto out;
-	}
 	r->started = 1;
 	if (c->cg_made && cgroup_usage(&c->cg, &r->usage, buf, sizeof(buf)) == 0)
 		r->have_usage = 1;
@@ -773,7 +908,7 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	cJSON_AddNumberToObject(res, "durationMs", (double)r->so.duration_ms);
 	cJSON_AddItemToObject(res, "artifacts", outputs_artifacts_json(&rep));
 	cJSON_AddItemToObject(res, "violations", outputs_violations_json(&rep));
-	cJSON_AddItemToObject(res, "toolCalls", cJSON_CreateArray());
+	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(c->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");
 	cJSON_AddNumberToObject(u, "cpuMs", (double)(r->so.ru.ru_utime.tv_sec * 1000 + r->so.ru.ru_utime.tv_usec / 1000 +
 						     r->so.ru.ru_stime.tv_sec * 1000 + r->so.ru.ru_stime.tv_usec / 1000));
@@ -832,6 +967,12 @@ int run_execute(const struct run_opts *o)
 		return RUN_EXIT_HARNESS;
 	}
 	c->o = o;
+	c->listen_fd = c->audit_fd = -1;
+	/* A child that died during setup closes the sync pipe under the
+	 * supervisor's write; that is a harness error to report, not a
+	 * reason for the supervisor to die silently.  The child restores the
+	 * default before exec (sequence.c). */
+	signal(SIGPIPE, SIG_IGN);
 	policy_init(&c->pol);
 	randombytes_buf(rnd, 16);
 	sodium_bin2hex(c->id, sizeof(c->id), rnd, 16);
@@ -842,7 +983,8 @@ int run_execute(const struct run_opts *o)
 	if (stage_policy(c) == 0) {
 		c->host_uid = c->rootless ? getuid() : c->pol.exec.uid;
 		c->host_gid = c->rootless ? getgid() : c->pol.exec.gid;
-		if (stage_context(c) == 0 && stage_rundir(c) == 0 && stage_plan(c) == 0 && stage_cgroup(c) == 0)
+		if (stage_context(c) == 0 && stage_secrets(c) == 0 && stage_rundir(c) == 0 && stage_plan(c) == 0 &&
+		    stage_tools(c) == 0 && stage_cgroup(c) == 0)
 			stage_launch(c, &r);
 	}
 	rc = build_result(c, &r, res);
@@ -868,6 +1010,12 @@ int run_execute(const struct run_opts *o)
 	free(r.out.buf);
 	free(r.err.buf);
 	cJSON_Delete(res);
+	bridge_free(c->bridge);
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	if (c->audit_fd >= 0)
+		close(c->audit_fd);
+	secrets_free(c->secrets);
 	cJSON_Delete(c->context);
 	policy_free(&c->pol);
 	blob_unmap(&c->map);

@@ -15,6 +15,8 @@ struct run_opts {
 	const char *agent;
 	const char *run_dir;     /* NULL: a temporary one, removed afterwards */
 	const char *trusted_key;
+	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
+	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */
 };
 
 /* Exit codes of `cordon run` (DESIGN.md §4). */

@@ -163,7 +163,9 @@ void launch_child(const struct launch_plan *lp)
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));
 	sigemptyset(&all);
-	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0)
+	/* The supervisor ignores SIGPIPE (a peer that died must be an error
+	 * code, not its end); an ignored signal survives exec, so undo it. */
+	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR)
 		die(lp, "signals", strerror(errno));
 	/* 9. Seccomp last: the filter may refuse calls the steps above need. */
 	if (lp->filter != NULL) {

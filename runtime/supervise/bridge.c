@@ -1,0 +1,1026 @@
+/*
+ * bridge.c - the tool bridge: accept, check, run, answer, audit.
+ *
+ * Threads: one accepts; each connection gets one thread that reads frames
+ * in order and answers each.  Shared state (the audit file, the list of
+ * calls, the lazily opened ledger) sits behind one mutex; the ledger has
+ * its own.  A tool runs on its connection's thread, so a slow tool only
+ * delays the next call on that connection, never the run's timeout.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "runtime/constraint_eval.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/supervise/bridge.h"
+#include "runtime/supervise/params_check.h"
+#include "runtime/supervise/request.h"
+#include "runtime/supervise/secrets.h"
+#include "runtime/supervise/tool_exec.h"
+
+struct bridge_conn {
+	struct bridge *b;
+	int fd;
+	pthread_t thread;
+	int used;          /* a thread was started and not joined yet */
+	volatile int done; /* the thread has finished (joinable without waiting) */
+};
+
+struct bridge {
+	struct bridge_cfg cfg;
+	int listen_fd;
+	int stop_fd; /* eventfd: readable once the run ends */
+	pthread_t acceptor;
+	int acceptor_started;
+	pthread_mutex_t mu;
+	struct bridge_conn conns[BRIDGE_MAX_CONNS];
+	cJSON *calls;       /* toolCalls, under mu */
+	unsigned ncalls;    /* all calls, also those not listed */
+	struct ledger *ledger; /* under mu until opened */
+	int ledger_failed;
+	char ledger_err[256];
+	ino_t child_pidns;
+};
+
+/* What one call came to: the deciding check and the answer's parts. */
+struct verdict {
+	const char *check; /* the check that decided ("exec" when the tool ran) */
+	const char *code;  /* NULL: allowed */
+	const char *reason; /* finer than code, for the audit line and tests */
+	char message[512];
+	cJSON *result;     /* allowed: the tool's answer (owned) */
+	int replayed;
+	int close_after;   /* auth or framing: the connection cannot go on */
+	uint64_t tool_ms;
+};
+
+static uint64_t bridge_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void verdict_deny(struct verdict *v, const char *check, const char *code, const char *reason,
+			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void verdict_deny(struct verdict *v, const char *check, const char *code, const char *reason,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	v->check = check;
+	v->code = code;
+	v->reason = reason;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+}
+
+/* --- the socket ------------------------------------------------------ */
+
+int bridge_listen(const char *path, int chown_to, uid_t uid, gid_t gid, int *fd, char *err, size_t n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = -1;
+
+	*fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, n, "socket path %s is too long for AF_UNIX", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, 0600) != 0 ||
+	    (chown_to && chown(path, uid, gid) != 0) || listen(s, 64) != 0) {
+		snprintf(err, n, "socket %s: %s", path, strerror(errno));
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	*fd = s;
+	return 0;
+}
+
+/* --- frames ---------------------------------------------------------- */
+
+/* Reads exactly len bytes.  Before the first byte it waits as long as the
+ * connection lives (idle_ok); once a frame has started, the rest must come
+ * within BRIDGE_FRAME_TIMEOUT_MS.  Returns 1 when complete, 0 on a clean
+ * EOF before any byte, -1 on a cut (EOF, timeout, error) or stop. */
+static int bridge_read_full(struct bridge *b, int fd, void *buf, size_t len, int idle_ok)
+{
+	size_t got = 0;
+	uint64_t deadline = idle_ok ? 0 : bridge_now_ms() + BRIDGE_FRAME_TIMEOUT_MS;
+
+	while (got < len) {
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = b->stop_fd, .events = POLLIN } };
+		int wait = -1;
+		ssize_t r;
+
+		if (deadline != 0) {
+			uint64_t t = bridge_now_ms();
+
+			if (t >= deadline)
+				return -1;
+			wait = (int)(deadline - t);
+		}
+		if (poll(pfd, 2, wait) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pfd[1].revents)
+			return -1;
+		if (pfd[0].revents == 0)
+			continue;
+		r = read(fd, (char *)buf + got, len - got);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return got == 0 && idle_ok ? 0 : -1;
+		got += (size_t)r;
+		if (deadline == 0)
+			deadline = bridge_now_ms() + BRIDGE_FRAME_TIMEOUT_MS;
+	}
+	return 1;
+}
+
+static int bridge_write_full(struct bridge *b, int fd, const void *buf, size_t len)
+{
+	size_t put = 0;
+	uint64_t deadline = bridge_now_ms() + BRIDGE_FRAME_TIMEOUT_MS;
+
+	while (put < len) {
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLOUT }, { .fd = b->stop_fd, .events = POLLIN } };
+		uint64_t t = bridge_now_ms();
+		ssize_t w;
+
+		if (t >= deadline || poll(pfd, 2, (int)(deadline - t)) < 0 || pfd[1].revents)
+			return -1;
+		if (pfd[0].revents == 0)
+			continue;
+		w = send(fd, (const char *)buf + put, len - put, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0)
+			return -1;
+		put += (size_t)w;
+	}
+	return 0;
+}
+
+/* Answers with one frame; returns the bytes sent (0 when it could not). */
+static size_t bridge_answer(struct bridge *b, int fd, const char *id, const struct verdict *v)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text = NULL;
+	unsigned char h[4];
+	size_t len = 0;
+
+	if (o == NULL)
+		return 0;
+	cJSON_AddNumberToObject(o, "v", 1);
+	if (id != NULL)
+		cJSON_AddStringToObject(o, "id", id);
+	else
+		cJSON_AddNullToObject(o, "id");
+	if (v->code == NULL) {
+		cJSON_AddBoolToObject(o, "ok", 1);
+		cJSON_AddItemReferenceToObject(o, "result", v->result);
+		if (v->replayed)
+			cJSON_AddBoolToObject(o, "replayed", 1);
+	} else {
+		cJSON *e = cJSON_AddObjectToObject(o, "error");
+
+		cJSON_AddBoolToObject(o, "ok", 0);
+		cJSON_AddStringToObject(e, "code", v->code);
+		cJSON_AddStringToObject(e, "check", v->check);
+		cJSON_AddStringToObject(e, "message", v->message);
+	}
+	text = cJSON_PrintUnformatted(o);
+	if (text != NULL && strlen(text) <= BRIDGE_MAX_RESPONSE) {
+		len = strlen(text);
+		request_frame_put(h, (uint32_t)len);
+		if (bridge_write_full(b, fd, h, 4) != 0 || bridge_write_full(b, fd, text, len) != 0)
+			len = 0;
+		else
+			len += 4;
+	}
+	free(text);
+	cJSON_Delete(o);
+	return len;
+}
+
+/* --- identity and audit ---------------------------------------------- */
+
+static const char *ctx_str(const struct bridge *b, const char *key)
+{
+	const cJSON *it = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, key) : NULL;
+
+	return cJSON_IsString(it) ? it->valuestring : "";
+}
+
+static int ctx_list_has(const struct bridge *b, const char *key, const char *want)
+{
+	const cJSON *it = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, key) : NULL;
+
+	for (const cJSON *s = it ? it->child : NULL; s != NULL; s = s->next)
+		if (cJSON_IsString(s) && strcmp(s->valuestring, want) == 0)
+			return 1;
+	return 0;
+}
+
+struct call_record {
+	const char *id, *tool, *message_id;
+	const cJSON *params;
+	size_t req_bytes, resp_bytes;
+	uint64_t ms;
+};
+
+/* One audit line and one toolCalls entry.  The audit line carries the
+ * identity of the request and the parameter names, never their values:
+ * params may hold personal data, and the tool's own log is the place for
+ * them. */
+static void bridge_record(struct bridge *b, const struct call_record *cr, const struct verdict *v)
+{
+	cJSON *line = cJSON_CreateObject(), *entry = NULL, *names, *ctx;
+	char ts[40], *text = NULL;
+	struct timespec now;
+	struct tm tm;
+
+	if (line == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03dZ", (int)(now.tv_nsec / 1000000));
+	cJSON_AddStringToObject(line, "time", ts);
+	cJSON_AddStringToObject(line, "executionId", b->cfg.exec_id);
+	cJSON_AddStringToObject(line, "app", b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "");
+	cJSON_AddStringToObject(line, "agent", b->cfg.agent ? b->cfg.agent : "");
+	cJSON_AddStringToObject(line, "tenant", ctx_str(b, "tenant"));
+	cJSON_AddStringToObject(line, "project", ctx_str(b, "project"));
+	cJSON_AddStringToObject(line, "user", ctx_str(b, "user"));
+	cJSON_AddStringToObject(line, "session", ctx_str(b, "session"));
+	ctx = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, "roles") : NULL;
+	cJSON_AddItemToObject(line, "roles", ctx ? cJSON_Duplicate(ctx, 1) : cJSON_CreateArray());
+	ctx = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, "accounting") : NULL;
+	if (ctx != NULL)
+		cJSON_AddItemToObject(line, "accounting", cJSON_Duplicate(ctx, 1));
+	if (cr->id)
+		cJSON_AddStringToObject(line, "requestId", cr->id);
+	else
+		cJSON_AddNullToObject(line, "requestId");
+	if (cr->tool)
+		cJSON_AddStringToObject(line, "tool", cr->tool);
+	else
+		cJSON_AddNullToObject(line, "tool");
+	if (cr->message_id)
+		cJSON_AddStringToObject(line, "messageId", cr->message_id);
+	cJSON_AddStringToObject(line, "decision", v->code ? "denied" : "allowed");
+	cJSON_AddStringToObject(line, "check", v->check);
+	if (v->code) {
+		cJSON_AddStringToObject(line, "code", v->code);
+		cJSON_AddStringToObject(line, "reason", v->reason ? v->reason : "");
+		cJSON_AddStringToObject(line, "message", v->message);
+	}
+	if (v->replayed)
+		cJSON_AddBoolToObject(line, "replayed", 1);
+	names = cJSON_AddArrayToObject(line, "paramNames");
+	for (const cJSON *p = cr->params ? cr->params->child : NULL; p != NULL; p = p->next)
+		cJSON_AddItemToArray(names, cJSON_CreateString(p->string));
+	cJSON_AddNumberToObject(line, "durationMs", (double)cr->ms);
+	cJSON_AddNumberToObject(line, "toolMs", (double)v->tool_ms);
+	cJSON_AddNumberToObject(line, "requestBytes", (double)cr->req_bytes);
+	cJSON_AddNumberToObject(line, "responseBytes", (double)cr->resp_bytes);
+	text = cJSON_PrintUnformatted(line);
+
+	/* The result's entry: the same decision without the identity the
+	 * caller already knows. */
+	entry = cJSON_CreateObject();
+	if (entry != NULL) {
+		static const char *const keep[] = { "requestId", "tool", "messageId", "decision", "check", "code",
+						    "reason", "replayed", "durationMs", "toolMs" };
+
+		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+			const cJSON *it = cJSON_GetObjectItemCaseSensitive(line, keep[i]);
+
+			if (it != NULL)
+				cJSON_AddItemToObject(entry, keep[i], cJSON_Duplicate(it, 1));
+		}
+	}
+	pthread_mutex_lock(&b->mu);
+	if (text != NULL && b->cfg.audit_fd >= 0) {
+		size_t len = strlen(text);
+
+		/* One write of the line and its newline: O_APPEND keeps lines
+		 * whole between the call threads. */
+		text[len] = '\n';
+		if (write(b->cfg.audit_fd, text, len + 1) < 0) {
+			/* an audit that cannot be written is noticed at the end:
+			 * the file is short of the result's list */
+		}
+		text[len] = '\0';
+	}
+	b->ncalls++;
+	if (entry != NULL && cJSON_GetArraySize(b->calls) < BRIDGE_MAX_LISTED_CALLS) {
+		cJSON_AddItemToArray(b->calls, entry);
+		entry = NULL;
+	}
+	pthread_mutex_unlock(&b->mu);
+	cJSON_Delete(entry);
+	free(text);
+	cJSON_Delete(line);
+}
+
+/* --- the checks ------------------------------------------------------ */
+
+/* The peer must be the executor: its uid, and a process in its pid
+ * namespace.  The uid alone would admit any process of that host uid,
+ * which rootless is the caller's own. */
+static int bridge_peer_ok(struct bridge *b, int fd, char *why, size_t n)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	char p[64];
+	struct stat st;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) != 0) {
+		snprintf(why, n, "no peer credentials: %s", strerror(errno));
+		return 0;
+	}
+	if (uc.uid != b->cfg.peer_uid) {
+		snprintf(why, n, "peer uid %u is not the executor's (%u)", (unsigned)uc.uid, (unsigned)b->cfg.peer_uid);
+		return 0;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)uc.pid);
+	if (uc.pid <= 0 || stat(p, &st) != 0 || st.st_ino != b->child_pidns) {
+		snprintf(why, n, "peer pid %d is not in the executor's pid namespace", (int)uc.pid);
+		return 0;
+	}
+	return 1;
+}
+
+/* The state directory's parents (~/.local/state on a fresh account); the
+ * ledger makes and checks the last component itself. */
+static void bridge_make_parents(const char *dir)
+{
+	char p[4096];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(p))
+		return;
+	memcpy(p, dir, len + 1);
+	for (char *s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		mkdir(p, 0700);
+		*s = '/';
+	}
+}
+
+static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
+{
+	struct ledger *l;
+
+	pthread_mutex_lock(&b->mu);
+	if (b->ledger == NULL && !b->ledger_failed)
+		bridge_make_parents(b->cfg.state_dir);
+	if (b->ledger == NULL && !b->ledger_failed &&
+	    ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
+		b->ledger_failed = 1;
+	l = b->ledger;
+	snprintf(err, n, "ledger: %s", b->ledger_err);
+	pthread_mutex_unlock(&b->mu);
+	return l;
+}
+
+/* A digest of params that does not depend on member order: the replay
+ * record must match the same call however the client ordered its dict. */
+static void bridge_sort_members(cJSON *node)
+{
+	for (; node != NULL; node = node->next) {
+		if (cJSON_IsObject(node) && node->child != NULL) {
+			cJSON *sorted = NULL, *it = node->child;
+
+			while (it != NULL) {
+				cJSON *next = it->next, **pp = &sorted;
+
+				while (*pp != NULL && strcmp((*pp)->string, it->string) < 0)
+					pp = &(*pp)->next;
+				it->next = *pp;
+				*pp = it;
+				it = next;
+			}
+			/* cJSON keeps prev links; child->prev is the last. */
+			cJSON *prev = NULL, *last = NULL;
+			for (it = sorted; it != NULL; it = it->next) {
+				it->prev = prev;
+				prev = last = it;
+			}
+			node->child = sorted;
+			sorted->prev = last;
+		}
+		if (cJSON_IsObject(node) || cJSON_IsArray(node))
+			bridge_sort_members(node->child);
+	}
+}
+
+/*
+ * Integral numbers are printed as integers.  cJSON prints a double with
+ * %1.15g first, so 1000000000000000 would reach a tool as 1e+15, which
+ * Python's json reads as a float: an `integer` param would change type on
+ * its way.  Values were checked to be within ±2^53, where a double holds
+ * every integer exactly.
+ */
+static int bridge_fix_integers(cJSON *node)
+{
+	for (; node != NULL; node = node->next) {
+		if (cJSON_IsNumber(node) && node->valuedouble >= -9007199254740992.0 &&
+		    node->valuedouble <= 9007199254740992.0 &&
+		    node->valuedouble == (double)(long long)node->valuedouble) {
+			char digits[32];
+
+			snprintf(digits, sizeof(digits), "%lld", (long long)node->valuedouble);
+			node->valuestring = strdup(digits);
+			if (node->valuestring == NULL)
+				return -1;
+			node->type = cJSON_Raw;
+		}
+		if ((cJSON_IsObject(node) || cJSON_IsArray(node)) && bridge_fix_integers(node->child) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The params as the tool gets them; sorted for the replay digest. */
+static char *bridge_params_text(const cJSON *params, int sorted)
+{
+	cJSON *copy = cJSON_Duplicate(params, 1);
+	char *text = NULL;
+
+	if (copy == NULL)
+		return NULL;
+	if (sorted)
+		bridge_sort_members(copy);
+	if (bridge_fix_integers(copy) == 0)
+		text = cJSON_PrintUnformatted(copy);
+	cJSON_Delete(copy);
+	return text;
+}
+
+static int bridge_params_digest(const cJSON *params, char hex[65])
+{
+	char *text = bridge_params_text(params, 1);
+	unsigned char d[crypto_hash_sha256_BYTES];
+
+	if (text == NULL)
+		return -1;
+	crypto_hash_sha256(d, (const unsigned char *)text, strlen(text));
+	sodium_bin2hex(hex, 65, d, sizeof(d));
+	free(text);
+	return 0;
+}
+
+static uint32_t bridge_agent_index(const struct bridge *b)
+{
+	const struct cpol_policy *p = b->cfg.pol;
+
+	if (b->cfg.agent == NULL)
+		return CPOL_NONE;
+	for (uint32_t i = 0; i < p->nagents; i++)
+		if (strcmp(p->agents[i].name, b->cfg.agent) == 0)
+			return i;
+	return CPOL_NONE;
+}
+
+/* tool, selection, params, constraint, role: the checks that need no
+ * shared state.  Returns the tool's index, or CPOL_NONE with v filled. */
+static uint32_t bridge_check_call(struct bridge *b, const struct request *rq, struct verdict *v)
+{
+	const struct cpol_policy *p = b->cfg.pol;
+	uint32_t t = policy_find_tool(p, rq->tool), a = bridge_agent_index(b), i;
+	const struct cpol_tool *tool;
+	const cJSON *sel;
+	struct params_result pr;
+	struct constraint_result cr;
+
+	if (a == CPOL_NONE) {
+		verdict_deny(v, "tool", "unknown_tool", "no_agent",
+			     "no agent was named for this run (cordon run --agent), so no tool is known");
+		return CPOL_NONE;
+	}
+	for (i = 0; t != CPOL_NONE && i < p->agents[a].ntools && p->agents[a].tools[i] != t; i++)
+		;
+	if (t == CPOL_NONE || i == p->agents[a].ntools) {
+		verdict_deny(v, "tool", "unknown_tool", "unknown", "agent '%s' has no tool '%.80s'", b->cfg.agent,
+			     rq->tool);
+		return CPOL_NONE;
+	}
+	tool = &p->tools[t];
+	/* The context's `tools` narrows the agent's list for this user;
+	 * without it the agent's list stands. */
+	sel = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, "tools") : NULL;
+	if (sel != NULL && !ctx_list_has(b, "tools", tool->id)) {
+		verdict_deny(v, "selection", "unknown_tool", "not_selected",
+			     "tool '%s' is not selected for this request", tool->id);
+		return CPOL_NONE;
+	}
+	if (!params_check(p, t, rq->params, &pr)) {
+		verdict_deny(v, "params", "invalid_params", params_verdict_name(pr.verdict), "%s: %s", pr.path, pr.msg);
+		return CPOL_NONE;
+	}
+	if (!constraint_eval(p, t, rq->params, &cr)) {
+		verdict_deny(v, "constraint", "tool_denied", constraint_verdict_name(cr.verdict),
+			     "constraint %u of %s does not hold", cr.index + 1, tool->id);
+		return CPOL_NONE;
+	}
+	if (tool->roles.n > 0) {
+		for (i = 0; i < tool->roles.n && !ctx_list_has(b, "roles", tool->roles.v[i]); i++)
+			;
+		if (i == tool->roles.n) {
+			verdict_deny(v, "role", "tool_denied", "role",
+				     "the request's roles do not include one that may call %s", tool->id);
+			return CPOL_NONE;
+		}
+	}
+	if ((tool->flags & CPOL_TOOL_F_SIDE_EFFECT) && rq->message_id == NULL) {
+		verdict_deny(v, "params", "invalid_params", "message_id",
+			     "%s has side effects: a messageId is required", tool->id);
+		return CPOL_NONE;
+	}
+	return t;
+}
+
+/* The day of the daily budget: UTC, so every host of a fleet agrees. */
+static void bridge_today(char day[16])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(day, 16, "%Y-%m-%d", &tm);
+}
+
+/* Runs the tool and fills v from what it did. */
+static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const struct request *rq, struct verdict *v)
+{
+	char *input = bridge_params_text(rq->params, 0), **envp = NULL, why[256], msg[256];
+	char e_tool[128], e_exec[64], e_app[160], e_tenant[160], e_user[160], e_session[160], e_project[160],
+		e_msg[160], e_req[96];
+	const char *extra[10], **argv = calloc(tool->exec.n + 1, sizeof(*argv));
+	struct tool_exec_req req;
+	struct tool_exec_res res = { 0 };
+
+	snprintf(e_tool, sizeof(e_tool), "CORDON_TOOL=%s", tool->id);
+	snprintf(e_exec, sizeof(e_exec), "CORDON_EXECUTION_ID=%s", b->cfg.exec_id);
+	snprintf(e_app, sizeof(e_app), "CORDON_APP=%.140s", b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "");
+	snprintf(e_tenant, sizeof(e_tenant), "CORDON_TENANT=%.140s", ctx_str(b, "tenant"));
+	snprintf(e_project, sizeof(e_project), "CORDON_PROJECT=%.140s", ctx_str(b, "project"));
+	snprintf(e_user, sizeof(e_user), "CORDON_USER=%.140s", ctx_str(b, "user"));
+	snprintf(e_session, sizeof(e_session), "CORDON_SESSION=%.140s", ctx_str(b, "session"));
+	snprintf(e_msg, sizeof(e_msg), "CORDON_MESSAGE_ID=%s", rq->message_id ? rq->message_id : "");
+	snprintf(e_req, sizeof(e_req), "CORDON_REQUEST_ID=%s", rq->id);
+	extra[0] = e_tool, extra[1] = e_exec, extra[2] = e_app, extra[3] = e_tenant, extra[4] = e_project;
+	extra[5] = e_user, extra[6] = e_session, extra[7] = e_msg, extra[8] = e_req, extra[9] = NULL;
+	v->check = "exec";
+	if (input == NULL || argv == NULL) {
+		verdict_deny(v, "exec", "internal_error", "memory", "out of memory");
+		goto out;
+	}
+	if (tool_env_build(tool, b->cfg.secrets, extra, &envp, why, sizeof(why)) != 0) {
+		verdict_deny(v, "exec", "tool_failed", "secret", "%s", why);
+		goto out;
+	}
+	/* The blob's lists are counted; exec wants a NULL at the end. */
+	memcpy(argv, tool->exec.v, tool->exec.n * sizeof(*argv));
+	req = (struct tool_exec_req){ .argv = argv,
+				      .envp = envp,
+				      .input = input,
+				      .input_len = strlen(input),
+				      .timeout_ms = tool->timeout_ms,
+				      .max_output = TOOL_EXEC_MAX_OUTPUT,
+				      .cancel_fd = b->stop_fd };
+	if (tool_exec_run(&req, &res, msg, sizeof(msg)) != 0) {
+		verdict_deny(v, "exec", "internal_error", "spawn", "%s", msg);
+		goto out;
+	}
+	v->tool_ms = res.duration_ms;
+	switch (res.outcome) {
+	case TOOL_EXEC_OK:
+		v->result = tool_exec_parse_output(res.out, res.out_len, why, sizeof(why));
+		if (v->result == NULL)
+			verdict_deny(v, "exec", "tool_failed", "bad_answer", "%s answered with invalid JSON: %s",
+				     tool->id, why);
+		break;
+	case TOOL_EXEC_TIMEOUT:
+		verdict_deny(v, "exec", "tool_timeout", "timeout", "%s did not answer within %llu ms", tool->id,
+			     (unsigned long long)tool->timeout_ms);
+		break;
+	case TOOL_EXEC_CANCELLED:
+		verdict_deny(v, "exec", "tool_failed", "cancelled", "the run ended while %s was running", tool->id);
+		break;
+	case TOOL_EXEC_FAILED:
+		verdict_deny(v, "exec", "tool_failed", res.out_truncated ? "oversized" : "failed", "%s: %s", tool->id,
+			     res.reason);
+		break;
+	}
+out:
+	tool_exec_res_free(&res);
+	if (envp != NULL)
+		tool_env_free(envp);
+	free(argv);
+	free(input);
+}
+
+/* The recorded answer of a side-effect call: ok and result, or the error. */
+static char *bridge_replay_text(const struct verdict *v)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+
+	if (o == NULL)
+		return NULL;
+	if (v->code == NULL) {
+		cJSON_AddBoolToObject(o, "ok", 1);
+		cJSON_AddItemReferenceToObject(o, "result", v->result);
+	} else {
+		cJSON_AddBoolToObject(o, "ok", 0);
+		cJSON_AddStringToObject(o, "code", v->code);
+		cJSON_AddStringToObject(o, "check", v->check);
+		cJSON_AddStringToObject(o, "reason", v->reason ? v->reason : "");
+		cJSON_AddStringToObject(o, "message", v->message);
+	}
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return text;
+}
+
+/* Rebuilds v from a recorded answer.  Codes and checks come back as
+ * static strings from a fixed set, so v never points into freed text. */
+static void bridge_replay_load(const char *text, struct verdict *v)
+{
+	static const char *const codes[] = { "tool_failed", "tool_timeout", "internal_error", "tool_denied" };
+	static const char *const checks[] = { "exec", "replay" };
+	cJSON *o = cJSON_Parse(text);
+	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
+
+	v->replayed = 1;
+	if (cJSON_IsTrue(ok) && cJSON_GetObjectItemCaseSensitive(o, "result") != NULL) {
+		v->result = cJSON_DetachItemFromObjectCaseSensitive(o, "result");
+		v->check = "replay";
+		v->code = NULL;
+	} else if (cJSON_IsFalse(ok)) {
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(o, "message");
+		const char *c = "tool_failed";
+
+		for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+			if (cJSON_IsString(code) && strcmp(code->valuestring, codes[i]) == 0)
+				c = codes[i];
+		verdict_deny(v, checks[1], c, "recorded", "recorded answer: %.400s",
+			     cJSON_IsString(msg) ? msg->valuestring : "");
+		v->replayed = 1;
+	} else {
+		verdict_deny(v, "replay", "internal_error", "record", "the recorded answer is unreadable");
+	}
+	cJSON_Delete(o);
+}
+
+/* budget, replay, exec: the checks with state that outlives the call. */
+static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *rq, struct verdict *v)
+{
+	const struct cpol_tool *tool = &b->cfg.pol->tools[t];
+	int replay = (tool->flags & CPOL_TOOL_F_SIDE_EFFECT) && (tool->flags & CPOL_TOOL_F_REPLAY);
+	char day[16], err[300], digest[65], *recorded = NULL, *text = NULL;
+	struct ledger *l = NULL;
+	struct ledger_call lc;
+
+	bridge_today(day);
+	lc = (struct ledger_call){ .app = b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "",
+				   .tool = tool->id,
+				   .user = ctx_str(b, "user"),
+				   .exec_id = b->cfg.exec_id,
+				   .day = day };
+	if (tool->max_calls != 0 || tool->max_calls_per_day != 0 || replay) {
+		l = bridge_ledger(b, err, sizeof(err));
+		if (l == NULL) {
+			verdict_deny(v, "budget", "internal_error", "ledger", "%s", err);
+			return;
+		}
+	}
+	if (l != NULL && (tool->max_calls != 0 || tool->max_calls_per_day != 0)) {
+		switch (ledger_budget_take(l, &lc, tool->max_calls, tool->max_calls_per_day, err, sizeof(err))) {
+		case LEDGER_BUDGET_OK:
+			break;
+		case LEDGER_BUDGET_RUN:
+			verdict_deny(v, "budget", "budget_exceeded", "run", "%s may be called %u times in one run",
+				     tool->id, tool->max_calls);
+			return;
+		case LEDGER_BUDGET_DAY:
+			verdict_deny(v, "budget", "budget_exceeded", "day",
+				     "%s may be called %u times a day by this user", tool->id, tool->max_calls_per_day);
+			return;
+		default:
+			verdict_deny(v, "budget", "internal_error", "ledger", "%s", err);
+			return;
+		}
+	}
+	if (replay) {
+		if (bridge_params_digest(rq->params, digest) != 0) {
+			verdict_deny(v, "replay", "internal_error", "memory", "out of memory");
+			return;
+		}
+		switch (ledger_replay_begin(l, &lc, rq->message_id, digest, tool->timeout_ms + 2000, &recorded, err,
+					    sizeof(err))) {
+		case LEDGER_REPLAY_RUN:
+			break;
+		case LEDGER_REPLAY_RECORDED:
+			bridge_replay_load(recorded, v);
+			free(recorded);
+			return;
+		case LEDGER_REPLAY_IN_DOUBT:
+			verdict_deny(v, "replay", "in_doubt", "pending",
+				     "message %s of %s was started and never recorded (a crash?): it is not run again",
+				     rq->message_id, tool->id);
+			return;
+		case LEDGER_REPLAY_CONFLICT:
+			verdict_deny(v, "replay", "invalid_params", "conflict",
+				     "message %s was already used for %s with other params", rq->message_id, tool->id);
+			return;
+		default:
+			verdict_deny(v, "replay", "internal_error", "ledger", "%s", err);
+			return;
+		}
+	}
+	bridge_exec(b, tool, rq, v);
+	/* A cancelled tool may or may not have acted: its record stays
+	 * pending and answers in_doubt from now on. */
+	if (replay && !(v->code != NULL && strcmp(v->reason, "cancelled") == 0)) {
+		text = bridge_replay_text(v);
+		if (text == NULL || ledger_replay_finish(l, &lc, rq->message_id, text, err, sizeof(err)) != 0) {
+			cJSON_Delete(v->result);
+			v->result = NULL;
+			verdict_deny(v, "replay", "internal_error", "ledger", "the answer could not be recorded: %s",
+				     text ? err : "out of memory");
+		}
+		free(text);
+	}
+}
+
+/* --- a connection ---------------------------------------------------- */
+
+/* One frame in, one answer out.  Returns 0 to go on, -1 to close. */
+static int bridge_serve_frame(struct bridge *b, int fd)
+{
+	unsigned char h[4];
+	uint32_t len;
+	char *body = NULL, why[256];
+	struct request rq = { 0 };
+	struct verdict v = { 0 };
+	struct call_record cr = { 0 };
+	uint64_t start;
+	int r = bridge_read_full(b, fd, h, 4, 1), rc = -1;
+	uint64_t max = b->cfg.pol->limits.max_tool_request_bytes;
+
+	if (r == 0)
+		return -1;
+	start = bridge_now_ms();
+	if (r < 0) {
+		verdict_deny(&v, "frame", "bad_request", "truncated", "the frame header was cut short");
+		goto answer;
+	}
+	len = request_frame_len(h);
+	cr.req_bytes = len;
+	if (len == 0 || len > max) {
+		verdict_deny(&v, "frame", "bad_request", len ? "oversized" : "empty",
+			     "a frame of %u bytes (the limit is max_tool_request_bytes, %llu)", len,
+			     (unsigned long long)max);
+		goto answer;
+	}
+	body = malloc(len);
+	if (body == NULL) {
+		verdict_deny(&v, "frame", "internal_error", "memory", "out of memory");
+		goto answer;
+	}
+	if (bridge_read_full(b, fd, body, len, 0) != 1) {
+		verdict_deny(&v, "frame", "bad_request", "truncated", "the frame ended before its %u bytes", len);
+		goto answer;
+	}
+	switch (request_parse(body, len, b->cfg.token, &rq, why, sizeof(why))) {
+	case REQUEST_OK:
+		break;
+	case REQUEST_MALFORMED:
+		verdict_deny(&v, "json", "bad_request", "malformed", "%s", why);
+		goto answer;
+	case REQUEST_NO_TOKEN:
+		verdict_deny(&v, "token", "unauthenticated", "missing", "%s", why);
+		goto answer;
+	case REQUEST_BAD_TOKEN:
+		verdict_deny(&v, "token", "unauthenticated", "wrong", "%s", why);
+		goto answer;
+	case REQUEST_SHAPE:
+		verdict_deny(&v, "shape", "bad_request", "shape", "%s", why);
+		goto answer;
+	}
+	cr.id = rq.id;
+	cr.tool = rq.tool;
+	cr.message_id = rq.message_id;
+	cr.params = rq.params;
+	{
+		uint32_t t = bridge_check_call(b, &rq, &v);
+
+		if (t != CPOL_NONE)
+			bridge_run_call(b, t, &rq, &v);
+	}
+	rc = 0;
+answer:
+	/* After an auth or framing fault the byte stream cannot be trusted
+	 * to be at a frame boundary, so the connection ends. */
+	if (v.code != NULL && (strcmp(v.check, "frame") == 0 || strcmp(v.check, "token") == 0))
+		rc = -1;
+	cr.resp_bytes = bridge_answer(b, fd, rq.id, &v);
+	cr.ms = bridge_now_ms() - start;
+	bridge_record(b, &cr, &v);
+	cJSON_Delete(v.result);
+	request_free(&rq);
+	free(body);
+	return rc;
+}
+
+static void *bridge_conn_main(void *arg)
+{
+	struct bridge_conn *c = arg;
+
+	while (bridge_serve_frame(c->b, c->fd) == 0)
+		;
+	shutdown(c->fd, SHUT_RDWR);
+	c->done = 1;
+	return NULL;
+}
+
+static void bridge_refuse_peer(struct bridge *b, int fd, const char *why)
+{
+	struct verdict v = { 0 };
+	struct call_record cr = { 0 };
+
+	verdict_deny(&v, "peer", "unauthenticated", "peer", "%s", why);
+	cr.resp_bytes = bridge_answer(b, fd, NULL, &v);
+	bridge_record(b, &cr, &v);
+}
+
+static void *bridge_accept_main(void *arg)
+{
+	struct bridge *b = arg;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = b->listen_fd, .events = POLLIN }, { .fd = b->stop_fd, .events = POLLIN } };
+		char why[256];
+		int fd, slot = -1;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!bridge_peer_ok(b, fd, why, sizeof(why))) {
+			bridge_refuse_peer(b, fd, why);
+			close(fd);
+			continue;
+		}
+		for (int i = 0; i < BRIDGE_MAX_CONNS; i++) {
+			struct bridge_conn *c = &b->conns[i];
+
+			if (c->used && c->done) {
+				pthread_join(c->thread, NULL);
+				close(c->fd);
+				c->used = 0;
+			}
+			if (!c->used && slot < 0)
+				slot = i;
+		}
+		if (slot < 0) {
+			struct verdict v = { 0 };
+			struct call_record cr = { 0 };
+
+			verdict_deny(&v, "frame", "internal_error", "busy", "more than %d connections at once",
+				     BRIDGE_MAX_CONNS);
+			cr.resp_bytes = bridge_answer(b, fd, NULL, &v);
+			bridge_record(b, &cr, &v);
+			close(fd);
+			continue;
+		}
+		b->conns[slot] = (struct bridge_conn){ .b = b, .fd = fd, .used = 1 };
+		if (pthread_create(&b->conns[slot].thread, NULL, bridge_conn_main, &b->conns[slot]) != 0) {
+			b->conns[slot].used = 0;
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+int bridge_start(const struct bridge_cfg *cfg, int *listen_fd, struct bridge **out, char *err, size_t n)
+{
+	struct bridge *b = calloc(1, sizeof(*b));
+	char p[64];
+	struct stat st;
+
+	*out = NULL;
+	if (b == NULL) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	b->cfg = *cfg;
+	b->listen_fd = *listen_fd;
+	*listen_fd = -1;
+	b->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	b->calls = cJSON_CreateArray();
+	pthread_mutex_init(&b->mu, NULL);
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)cfg->child);
+	if (stat(p, &st) != 0) {
+		snprintf(err, n, "%s: %s", p, strerror(errno));
+		goto fail;
+	}
+	b->child_pidns = st.st_ino;
+	if (b->stop_fd < 0 || b->calls == NULL) {
+		snprintf(err, n, "bridge: %s", strerror(errno ? errno : ENOMEM));
+		goto fail;
+	}
+	if (pthread_create(&b->acceptor, NULL, bridge_accept_main, b) != 0) {
+		snprintf(err, n, "bridge: cannot start a thread");
+		goto fail;
+	}
+	b->acceptor_started = 1;
+	*out = b;
+	return 0;
+fail:
+	bridge_free(b);
+	return -1;
+}
+
+void bridge_stop(struct bridge *b)
+{
+	uint64_t one = 1;
+
+	if (b == NULL || b->stop_fd < 0)
+		return;
+	/* One write wakes every poll: the acceptor, each connection's read
+	 * and each running tool's wait (tool_exec kills the tool). */
+	if (write(b->stop_fd, &one, sizeof(one)) < 0) {
+		/* an eventfd write only fails on overflow, which one write cannot cause */
+	}
+	if (b->acceptor_started) {
+		pthread_join(b->acceptor, NULL);
+		b->acceptor_started = 0;
+	}
+	for (int i = 0; i < BRIDGE_MAX_CONNS; i++)
+		if (b->conns[i].used) {
+			pthread_join(b->conns[i].thread, NULL);
+			close(b->conns[i].fd);
+			b->conns[i].used = 0;
+		}
+}
+
+cJSON *bridge_calls_json(const struct bridge *b)
+{
+	return b ? cJSON_Duplicate(b->calls, 1) : cJSON_CreateArray();
+}
+
+void bridge_free(struct bridge *b)
+{
+	char err[256];
+
+	if (b == NULL)
+		return;
+	bridge_stop(b);
+	if (b->ledger != NULL) {
+		ledger_run_end(b->ledger, b->cfg.exec_id, err, sizeof(err));
+		ledger_close(b->ledger);
+	}
+	if (b->listen_fd >= 0)
+		close(b->listen_fd);
+	if (b->stop_fd >= 0)
+		close(b->stop_fd);
+	cJSON_Delete(b->calls);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
