@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -602,6 +603,14 @@ struct run_outcome {
 	int have_usage;
 };
 
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* The error pipe closed at exec (CLOEXEC) unless setup failed first: then
  * it holds "stage\tmessage".  Returns 1 when the child reported one. */
 static int child_report(struct run_ctx *c, int fd)
@@ -699,7 +708,8 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 					 .secrets = c->secrets,
 					 .audit_fd = c->audit_fd,
 					 .peer_uid = c->host_uid,
-					 .child = pid };
+					 .child = pid,
+					 .deadline_ms = monotonic_ms() + c->pol.limits.timeout_ms + 1000 };
 
 		/* Before the program may run: its first call must find the
 		 * bridge serving.  The threads start after the clone, so the

@@ -37,7 +37,7 @@ struct bridge_conn {
 	int fd;
 	pthread_t thread;
 	int used;          /* a thread was started and not joined yet */
-	volatile int done; /* the thread has finished (joinable without waiting) */
+	int done;          /* the thread has finished (joinable without waiting); atomic */
 };
 
 struct bridge {
@@ -746,8 +746,13 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 			verdict_deny(v, "replay", "internal_error", "memory", "out of memory");
 			return;
 		}
-		switch (ledger_replay_begin(l, &lc, rq->message_id, digest, tool->timeout_ms + 2000, &recorded, err,
-					    sizeof(err))) {
+		/* A repeat waits for the first call's tool, but never past the
+		 * run's own end: bridge_stop() must not wait for another run. */
+		uint64_t wait = tool->timeout_ms + 2000, now = bridge_now_ms();
+
+		if (b->cfg.deadline_ms != 0)
+			wait = now >= b->cfg.deadline_ms ? 0 : (b->cfg.deadline_ms - now < wait ? b->cfg.deadline_ms - now : wait);
+		switch (ledger_replay_begin(l, &lc, rq->message_id, digest, wait, &recorded, err, sizeof(err))) {
 		case LEDGER_REPLAY_RUN:
 			break;
 		case LEDGER_REPLAY_RECORDED:
@@ -870,7 +875,7 @@ static void *bridge_conn_main(void *arg)
 	while (bridge_serve_frame(c->b, c->fd) == 0)
 		;
 	shutdown(c->fd, SHUT_RDWR);
-	c->done = 1;
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -910,7 +915,7 @@ static void *bridge_accept_main(void *arg)
 		for (int i = 0; i < BRIDGE_MAX_CONNS; i++) {
 			struct bridge_conn *c = &b->conns[i];
 
-			if (c->used && c->done) {
+			if (c->used && __atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
 				pthread_join(c->thread, NULL);
 				close(c->fd);
 				c->used = 0;

@@ -14,6 +14,7 @@
 #define CORDON_BRIDGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
@@ -38,6 +39,7 @@ struct bridge_cfg {
 	int audit_fd;             /* logs/tool-calls.jsonl, O_APPEND; stays the caller's */
 	uid_t peer_uid;           /* host uid of the executor */
 	pid_t child;              /* the executor: a peer must be in its pid namespace */
+	uint64_t deadline_ms;     /* CLOCK_MONOTONIC ms when the run's timeout fires; 0: none */
 };
 
 struct bridge;
