@@ -94,6 +94,19 @@ $(CLIENT_PY_OBJ): $(CLIENT_PY_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
+$(B)/libcordon_tools.a: $(CLIENT_C_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+all: $(B)/libcordon_tools.a
+$(B)/tests/test_client: $(CLIENT_C_OBJ)
+
+.PHONY: install-client
+install: install-client
+install-client: $(B)/libcordon_tools.a
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 0644 $(B)/libcordon_tools.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 runtime/client/cordon_tools.h $(DESTDIR)$(PREFIX)/include/
 # --- end of the tool client block.
 
 deps:
