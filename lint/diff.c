@@ -627,6 +627,8 @@ static void diff_tool(struct diff_result *r, const struct cpol_policy *pa, const
 		cmp_set(r, sub, &a->env_from, &b->env_from, DIFF_WIDEN);
 		snprintf(sub, sizeof(sub), "%s.max_calls", path);
 		cmp_more(r, sub, a->max_calls, b->max_calls, U_PLAIN, 1);
+		snprintf(sub, sizeof(sub), "%s.max_calls_per_day", path);
+		cmp_more(r, sub, a->max_calls_per_day, b->max_calls_per_day, U_PLAIN, 1);
 		snprintf(sub, sizeof(sub), "%s.timeout", path);
 		cmp_more(r, sub, a->timeout_ms, b->timeout_ms, U_MS, 0);
 		snprintf(sub, sizeof(sub), "%s.side_effect", path);

@@ -72,7 +72,7 @@ change narrow "seccomp[ptrace]: allowed -> refused"
 
 # Tools: added, roles, budgets, secrets, parameters, agents.
 mk tools 's/analyst: { tools: \[report.fetch, mail.send\] }/analyst: { tools: [report.fetch, mail.send, report.list] }/' \
-	'/^    max_calls: 10$/d; s/^    max_calls: 5$/    max_calls: 50/; s/roles: \[analyst\] }/roles: [analyst, guest] }/; s/max_length: 64, required: true/max_length: 4096, required: true/; s/env_from: \[SMTP_PASSWORD\]/env_from: [SMTP_PASSWORD, SMTP_USER]/; $a\
+	'/^    max_calls: 10$/d; s/^    max_calls: 5$/    max_calls: 50\n    max_calls_per_day: 100/; s/roles: \[analyst\] }/roles: [analyst, guest] }/; s/max_length: 64, required: true/max_length: 4096, required: true/; s/env_from: \[SMTP_PASSWORD\]/env_from: [SMTP_PASSWORD, SMTP_USER]/; $a\
 \
   - id: report.list\
     description: List report names.\
@@ -83,12 +83,14 @@ expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/tools.cpol"
 change widen "tools[report.list]: added List report names."
 change widen "tools[report.fetch].max_calls: 10 -> unlimited"
 change widen "tools[mail.send].max_calls: 5 -> 50"
+change narrow "tools[mail.send].max_calls_per_day: unlimited -> 100"
 change widen "tools[report.fetch].roles: added guest"
 change widen "tools[report.fetch].params.name.max_length: 64 -> 4096"
 change widen "tools[mail.send].env_from: added SMTP_USER"
 change widen "agents[analyst].tools: added report.list"
-expect_rc 0 "$CORDONC" diff "$T/tools.cpol" "$T/base.cpol"
+expect_rc 1 "$CORDONC" diff "$T/tools.cpol" "$T/base.cpol"
 change narrow "tools[report.list]: removed List report names."
+change widen "tools[mail.send].max_calls_per_day: 100 -> unlimited"
 
 # The reverse of a pair swaps widening and narrowing, change for change.
 for pair in "base wider" "base tools" "small big" "base tighter"; do

@@ -33,7 +33,7 @@ done
 pass "$n lint cases, each at its line and column"
 
 # Safe descriptors: nothing at warning level or above.
-for g in "$L"/good/*/ "$SRC/examples/cafe/"; do
+for g in "$L"/good/*/ $(ls -d "$SRC"/examples/*/ | while read -r e; do [ -f "$e/app.yaml" ] && echo "$e"; done); do
 	expect_rc 0 "$CORDONC" lint --fail-level warning "$g/app.yaml" "$g/tools.yaml"
 	grep -qE ': (error|warning): ' "$_out" && die "a finding in safe descriptor $g"
 done
@@ -143,3 +143,21 @@ expect_rc 0 "$CORDONC" explain --help; expect_out "usage: cordonc explain"
 cmp -s "$T/rules.md" "$SRC/docs/rules.md" ||
 	die "docs/rules.md is not the catalogue's: $CORDONC explain --all --markdown >docs/rules.md"
 pass "explain, and docs/rules.md equals the catalogue"
+
+# The pre-commit hook judges the staged descriptor, not the working tree.
+command -v git >/dev/null 2>&1 || { pass "pre-commit hook skipped: no git"; exit 0; }
+R="$T/repo"
+mkdir -p "$R/policy" && cp "$L/base/app.yaml" "$L/base/tools.yaml" "$R/policy/"
+(
+	cd "$R" && git init -q . && git add policy &&
+	CORDONC="$CORDONC" CORDON_LINT_ARGS="$HOSTOFF" sh "$SRC/scripts/pre-commit"
+) >"$_out" 2>"$_err" || die "hook refused a clean descriptor"
+cp "$C303/app.yaml" "$R/policy/app.yaml"
+( cd "$R" && git add policy && CORDONC="$CORDONC" CORDON_LINT_ARGS="$HOSTOFF" sh "$SRC/scripts/pre-commit" ) \
+	>"$_out" 2>"$_err" && die "hook let a docker socket mount through"
+grep -q 'policy/app.yaml:22:19: error: .*\[CDN303\]' "$_out" || die "hook output lacks the finding"
+# Stage the clean file again but leave the socket in the working tree.
+( cd "$R" && cp "$L/base/app.yaml" policy/app.yaml && git add policy && cp "$C303/app.yaml" policy/app.yaml &&
+	CORDONC="$CORDONC" CORDON_LINT_ARGS="$HOSTOFF" sh "$SRC/scripts/pre-commit" ) >"$_out" 2>"$_err" ||
+	die "hook judged the working tree instead of the index"
+pass "pre-commit hook"
