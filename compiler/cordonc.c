@@ -462,8 +462,7 @@ static void print_overview(FILE *f)
 		   "validated, hashed, optionally signed policy blobs out.\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].synopsis);
-	fprintf(f, "\nNot built yet: describe (see README).\n"
-		   "'cordonc COMMAND --help' and man cordonc(1) have the details.\n");
+	fprintf(f, "\n'cordonc COMMAND --help' and man cordonc(1) have the details.\n");
 }
 
 static int cmd_help(int argc, char **argv)
