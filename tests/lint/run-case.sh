@@ -15,10 +15,11 @@ case $name in CDN203*|CDN204*) ;; *) set -- --rule CDN203=off --rule CDN204=off 
 if [ -f args ]; then
 	while IFS= read -r a; do [ -n "$a" ] && set -- "$@" "$a"; done <args
 fi
-"$cordonc" lint "$@" "$app" "$tools" >.out 2>.err
+out=$(mktemp) && err=$(mktemp) || exit 2
+"$cordonc" lint "$@" "$app" "$tools" >"$out" 2>"$err"
 rc=$?
-grep -E '^[^ ].*: (error|warning|note): .*\[CDN[0-9]{3}\]$|^cordonc lint: ' .out
+grep -E '^[^ ].*: (error|warning|note): .*\[CDN[0-9]{3}\]$|^cordonc lint: ' "$out"
 echo "exit $rc"
-[ -s .err ] && sed 's/^/stderr: /' .err
-rm -f .out .err
+[ -s "$err" ] && sed 's/^/stderr: /' "$err"
+rm -f "$out" "$err"
 exit 0
