@@ -1,0 +1,94 @@
+# The bridge's scripted client: sends the requests listed in params.json
+# ("calls"), one after the other, and reports every answer as the
+# supervisor sent it.  One call spec (run.py builds them):
+#
+#   tool, params, id, messageId, extra   the request's members (id r<n>)
+#   token      "own" (default), "none" (member left out) or "wrong"
+#   body       raw request text instead; "@TOKEN@" becomes the own token
+#   pad        that many spaces after the JSON (a frame over the bound)
+#   announce, send   a header announcing `announce` bytes, then only the
+#              first `send` bytes of the body; then with close: true the
+#              connection is closed (an EOF mid-frame: the answer cannot be
+#              read, the audit line tells; shutdown(SHUT_WR) would keep it
+#              readable, but python-compute refuses shutdown), else nothing
+#              more is sent and the answer awaited (the frame timer)
+#   conn       "new" (default) or "same": the previous call's connection
+#   checkClose after the answer, whether the supervisor ends the connection
+#   threads    that many copies of the call at once, each on its own
+#              connection (one answer each, in "answers")
+#
+# Then, with params "hold", it waits for the runner (below).
+# result.json: {"calls": [{"name", "answer" | "answers", "ms", "closed"}],
+#               "executionId"}
+import os
+import threading
+import time
+
+import tlib
+
+P = tlib.params()
+
+
+def request_bytes(spec, n):
+    if "body" in spec:
+        return spec["body"].replace("@TOKEN@", tlib.TOKEN).encode()
+    token = {"own": tlib.TOKEN, "none": None, "wrong": tlib.WRONG_TOKEN}[spec.get("token", "own")]
+    return tlib.body_of(spec["tool"], spec.get("params", {}), req_id=spec.get("id", "r%d" % n),
+                        message_id=spec.get("messageId"), token=token, extra=spec.get("extra"))
+
+
+def one(spec, n, sock):
+    body = request_bytes(spec, n) + b" " * spec.get("pad", 0)
+    t0 = time.monotonic()
+    if "announce" in spec:
+        sock.sendall(spec["announce"].to_bytes(4, "big") + body[:spec["send"]])
+        if spec.get("close"):
+            sock.close()
+            return {"noAnswer": "closed by this program"}, 0
+    else:
+        try:
+            sock.sendall(tlib.frame(body))
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # refused before all of it was read: the answer may still be there
+    answer = tlib.recv_answer(sock)
+    return answer, int((time.monotonic() - t0) * 1000)
+
+
+def run(spec, n, prev):
+    if spec.get("threads"):
+        answers = [None] * spec["threads"]
+
+        def worker(i):
+            s = tlib.connect()
+            answers[i] = one(spec, n, s)[0]
+            s.close()
+        t0 = time.monotonic()
+        ts = [threading.Thread(target=worker, args=(i,)) for i in range(spec["threads"])]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return {"answers": answers, "ms": int((time.monotonic() - t0) * 1000)}, None
+    sock = prev if spec.get("conn") == "same" and prev is not None else tlib.connect()
+    answer, ms = one(spec, n, sock)
+    out = {"answer": answer, "ms": ms}
+    if spec.get("checkClose"):
+        out["closed"] = tlib.closed_by_peer(sock)
+    return out, sock
+
+
+done = []
+prev = None
+for i, spec in enumerate(P["calls"], 1):
+    try:
+        out, prev = run(spec, i, prev)
+    except OSError as e:
+        out = {"answer": {"noAnswer": "%s: %s" % (type(e).__name__, e)}}
+    out["name"] = spec.get("name", "call%d" % i)
+    done.append(out)
+    tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))   # partial results survive a run that is killed
+# hold: stay alive (at most that many seconds) until the runner creates
+# <run-dir>/work/go, so it can look at the host while the run still lives
+end = time.monotonic() + P.get("hold", 0)
+while time.monotonic() < end and not os.path.exists("/workspace/work/go"):
+    time.sleep(0.05)

@@ -1,0 +1,28 @@
+# Calls through the shipped client (/cordon/cordon_tools.py) and the typed
+# stubs (/cordon/tools.py), as a generated program would.  params "calls":
+# [{tool, params, messageId, via: "client" | "stub"}]; each answer is
+# {"result": ...} or {"error": {"class", "code", "check"}}.
+import tlib
+
+P = tlib.params()
+out = []
+try:
+    import cordon_tools
+    import tools
+except ImportError as e:
+    tlib.report(importError=str(e))
+    raise SystemExit(0)
+for c in P["calls"]:
+    try:
+        if c.get("via") == "stub":
+            ns, action = c["tool"].split(".")
+            kw = dict(c.get("params", {}))
+            if c.get("messageId"):
+                kw["message_id"] = c["messageId"]
+            r = getattr(getattr(tools, ns), action)(**kw)
+        else:
+            r = cordon_tools.tool_call(c["tool"], c.get("params", {}), message_id=c.get("messageId"))
+        out.append({"result": r})
+    except cordon_tools.ToolError as e:
+        out.append({"error": {"class": type(e).__name__, "code": e.code, "check": e.check}})
+tlib.report(calls=out, modules=[cordon_tools.__file__, tools.__file__])

@@ -1,0 +1,1008 @@
+#!/usr/bin/python3
+# run.py - the tool bridge's tests of one mode (root or rootless): programs
+# inside `cordon run` call the supervisor's tool socket, and each check
+# asserts the exact (code, check) of the answer and the audit line of the
+# call (README.md).  run.sh calls this once as root and once as an
+# unprivileged user.
+#
+#   BUILD=DIR (cordon, cordonc)  POLICIES=DIR (shipped profiles)
+#   /usr/bin/python3 run.py root|rootless
+#
+# Each check prints one line, "ok|FAIL MODE CHECK EVIDENCE"; the exit status
+# is 1 when any check failed.
+import concurrent.futures
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
+BUILD = os.environ["BUILD"]
+POLICIES = os.environ["POLICIES"]
+CORDON = os.path.join(BUILD, "cordon")
+CORDONC = os.path.join(BUILD, "cordonc")
+PY = "/usr/bin/python3"
+TLIB = os.path.join(HERE, "tlib.py")
+EXEC_UID = 1001             # app.yaml: the executor's host uid as root
+SHORT_TIMEOUT_S = 3         # the run-timeout check's policy timeout
+
+if (MODE == "root") != (os.geteuid() == 0):
+    sys.exit("run.py: mode %s does not match euid %d" % (MODE, os.geteuid()))
+
+results = []
+notes = []
+exec_ids = set()        # every execution of this suite: none may leave a cgroup
+lock = threading.Lock()
+
+
+def emit(ok, name, evidence):
+    line = "%s %s %s %s" % ("ok  " if ok else "FAIL", MODE, name, " ".join(str(evidence).split()))
+    with lock:
+        results.append(bool(ok))
+        print(line[:900], flush=True)
+
+
+W = tempfile.mkdtemp(prefix="cordon-bridge-")
+os.chmod(W, 0o755)            # the executor (uid 1001 as root) walks through to its workspace
+RUNTMP = os.path.join(W, "tmp")   # cordon's TMPDIR
+DATA = os.path.join(W, "data")    # the counter and hang files the tools write
+RUNS = os.path.join(W, "runs")    # every run's --run-dir
+for d in (RUNTMP, DATA, RUNS):
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+COUNTER = os.path.join(DATA, "counter.log")
+HANGLOG = os.path.join(DATA, "hang.log")
+
+# Secrets have a shape the search program can spot without knowing them
+# (zq, 40 hex digits, qz); the sandbox only ever gets their SHA-256.
+SECRET_RE = "zq[0-9a-f]{40}qz"
+
+
+def new_secret():
+    return "zq" + secrets.token_hex(20) + "qz"
+
+
+FILE_SECRET = new_secret()     # --secrets FILE
+ENV_SECRET = new_secret()      # the supervisor's environment
+HOST_ONLY = "bridge-host-only-" + secrets.token_hex(8)   # in cordon's environment, declared by no tool
+
+
+def sha(s):
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
+def uniq(name):
+    """A message id no other check (or earlier suite run) uses."""
+    return "%s-%s-%s" % (MODE, name, secrets.token_hex(4))
+
+
+# --- the request context ------------------------------------------------
+
+SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counter", "test.slow_counter",
+            "test.slow", "test.hang", "test.hang_long", "test.flood", "test.secret", "test.env_secret",
+            "test.unset_secret", "test.bad_json", "test.fail"]       # all of agent bridge's but test.unselected
+CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
+       "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
+# the fixed calls of selection and role: every tool selected, role admin held
+CTX_OPEN = dict(CTX, roles=["analyst", "admin"])
+del CTX_OPEN["tools"]
+
+
+# --- running one program ------------------------------------------------
+
+class Run:
+    """One `cordon run` of programs/<program>.py with --run-dir, started
+    directly so self.p.pid is the supervisor."""
+
+    def __init__(self, name, program, params, blob="main", context=CTX, agent="bridge", state=None,
+                 secrets_file=None):
+        self.name = name
+        self.pdir = tempfile.mkdtemp(dir=W)
+        os.chmod(self.pdir, 0o755)
+        pfile = os.path.join(self.pdir, "params.json")
+        with open(pfile, "w") as f:
+            json.dump(params, f)
+        self.rd = os.path.join(RUNS, name)
+        cmd = [CORDON, "run", "--policy", BLOBS[blob], "--code", os.path.join(HERE, "programs", program + ".py"),
+               "--input", TLIB, "--input", pfile, "--run-dir", self.rd]
+        if context is not None:
+            cfile = os.path.join(self.pdir, "ctx.json")
+            with open(cfile, "w") as f:
+                json.dump(context, f)
+            cmd += ["--context", cfile]
+        if agent is not None:
+            cmd += ["--agent", agent]
+        self.state = state or os.path.join(W, "state-" + name)
+        cmd += ["--state-dir", self.state]
+        if secrets_file:
+            cmd += ["--secrets", secrets_file]
+        env = {"PATH": "/usr/bin:/bin", "TMPDIR": RUNTMP, "BRIDGE_ENV_SECRET": ENV_SECRET,
+               "BRIDGE_HOST_ONLY": HOST_ONLY}
+        if "ASAN_OPTIONS" in os.environ:
+            env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  start_new_session=True)
+
+    def wait(self, limit=60):
+        try:
+            out, err = self.p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+        self.elapsed = time.monotonic() - self.t0
+        self.rc = self.p.returncode
+        self.out, self.err = out, err
+        self.stderr = err.decode("utf-8", "replace")
+        try:
+            self.res = json.loads(out.decode())
+        except ValueError:
+            self.res = {"status": "unparsable", "raw": out.decode("utf-8", "replace")[:300]}
+        self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
+        self.audit = audit_lines(self.rd)
+        try:                      # also a killed run's, which printed no result
+            with lock:
+                exec_ids.update(os.listdir(os.path.join(self.rd, "executed_programs")))
+        except OSError:
+            pass
+        shutil.rmtree(self.pdir, ignore_errors=True)
+        return self
+
+    def partial(self):
+        """result.json as the program has written it so far."""
+        try:
+            with open(os.path.join(self.rd, "out", "result.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def release(self):
+        """Lets a holding program (hold.py, calls.py with "hold") end."""
+        try:
+            open(os.path.join(self.rd, "work", "go"), "w").close()
+        except OSError as e:
+            notes.append("%s: cannot release the program: %s" % (self.name, e))
+
+    def held_token(self):
+        """The token programs/hold.py wrote, or None (the run is then
+        released and waited for)."""
+        path = os.path.join(self.rd, "logs", "executor", "token")
+        token = wait_until(lambda: os.path.exists(path) and open(path).read(), 15)
+        if not token:
+            self.release()
+            self.wait()
+        return token
+
+    def calls(self):
+        return self.result.get("calls") or []
+
+
+def audit_lines(rd):
+    try:
+        with open(os.path.join(rd, "logs", "tool-calls.jsonl")) as f:
+            return [json.loads(x) for x in f if x.strip()]
+    except (OSError, ValueError) as e:
+        return [{"unreadable": str(e)}]
+
+
+def describe(r):
+    bits = ["status=%s rc=%s" % (r.res.get("status"), r.rc)]
+    if r.res.get("error"):
+        bits.append("error=%s" % json.dumps(r.res["error"]))
+    if r.res.get("stderr"):
+        bits.append("program stderr: %s" % r.res["stderr"][-400:])
+    if r.stderr:
+        bits.append("cordon stderr: %s" % r.stderr[-300:])
+    if r.res.get("raw"):
+        bits.append("stdout: %s" % r.res["raw"])
+    return " ".join(bits)
+
+
+def wait_until(pred, limit, step=0.05):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+def counter_lines(mid):
+    """The counter tool's executions for message id mid: [(exec id, pid)]."""
+    try:
+        with open(COUNTER) as f:
+            return [tuple(x.split()[1:3]) for x in f if x.split(" ", 1)[0] == mid]
+    except FileNotFoundError:
+        return []
+
+
+def hang_pids(exec_id):
+    """Pids (tool, child) the hang tool wrote for one execution."""
+    try:
+        with open(HANGLOG) as f:
+            return [int(p) for x in f if x.split()[0] == exec_id for p in x.split()[2:4]]
+    except FileNotFoundError:
+        return []
+
+
+def alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# --- judging answers and audit lines -------------------------------------
+
+def err_of(answer):
+    """(code, check) of an answer, ("ok", None) when allowed."""
+    if not isinstance(answer, dict):
+        return ("none", None)
+    if answer.get("ok") is True:
+        return ("ok", None)
+    e = answer.get("error") or {}
+    return (e.get("code"), e.get("check")) if answer.get("ok") is False else ("none", json.dumps(answer)[:200])
+
+
+class Audit:
+    """A run's audit lines, each matched to at most one call: by the
+    request id when the answer has one, else (refused before the id was
+    read) by the check and message the answer gave."""
+
+    def __init__(self, r):
+        self.lines = list(r.audit)
+        self.used = set()
+
+    def take(self, answer, want=None):
+        """The line of the call answered so; a call whose answer could not
+        be read (the program closed first) by want's check and reason."""
+        rid = answer.get("id") if isinstance(answer, dict) else None
+        e = (answer.get("error") or {}) if isinstance(answer, dict) else {}
+        unread = not isinstance(answer, dict) or "noAnswer" in answer
+        for i, ln in enumerate(self.lines):
+            if i in self.used:
+                continue
+            if unread and want and ln.get("requestId") is None and (ln.get("check"), ln.get("reason")) == \
+               (want[1], want[2]) or not unread and rid is not None and ln.get("requestId") == rid or \
+               not unread and rid is None and ln.get("requestId") is None and ln.get("check") == e.get("check") \
+               and ln.get("message") == e.get("message"):
+                self.used.add(i)
+                return ln
+        return None
+
+
+CLOSED = "closed by this program"   # programs/calls.py, a spec with close: true
+
+
+def judge(answer, line, want, sent_id=None):
+    """Problems (a list of strings) of one call against want = (code,
+    check, reason) or ("ok", check): the answer and its audit line."""
+    bad = []
+    code, check = err_of(answer)
+    if isinstance(answer, dict) and answer.get("noAnswer") == CLOSED:
+        pass                          # the program hung up first: the audit line decides
+    elif want[0] == "ok":
+        if code != "ok":
+            bad.append("answer %s/%s, want allowed: %s" % (code, check, json.dumps(answer)[:300]))
+    elif (code, check) != (want[0], want[1]):
+        bad.append("answer %s/%s, want %s/%s: %s" % (code, check, want[0], want[1], json.dumps(answer)[:300]))
+    if sent_id is not None and isinstance(answer, dict) and "error" not in answer and answer.get("id") != sent_id:
+        bad.append("answer id %r, sent %r" % (answer.get("id"), sent_id))
+    if line is None:
+        bad.append("no audit line for it")
+        return bad
+    if want[0] == "ok":
+        if line.get("decision") != "allowed" or "code" in line or line.get("check") != want[1]:
+            bad.append("audit %s" % json.dumps(line)[:300])
+    else:
+        got = (line.get("decision"), line.get("code"), line.get("check"), line.get("reason"))
+        exp = ("denied", want[0], want[1], want[2])
+        if got != exp:
+            bad.append("audit %s, want %s" % ("/".join(map(str, got)), "/".join(map(str, exp))))
+    return bad
+
+
+def ev_of(answer, line):
+    """An answer and its audit line in a few words, for an ok line."""
+    e = (answer or {}).get("error") or {}
+    said = "closed mid-frame, no answer read" if (answer or {}).get("noAnswer") == CLOSED else \
+        "%s/%s %r" % (e.get("code", "ok"), e.get("check"), e.get("message", "")[:90])
+    return "%s; audit %s/%s/%s" % (said, (line or {}).get("decision"), (line or {}).get("check"),
+                                   (line or {}).get("reason"))
+
+
+# --- the policy ------------------------------------------------------------
+
+def compile_blobs():
+    with open(os.path.join(HERE, "tools.yaml.in")) as f:
+        inv = f.read().replace("@TOOLS@", os.path.join(HERE, "tools")).replace("@DATA@", DATA)
+    tools = os.path.join(W, "tools.yaml")
+    with open(tools, "w") as f:
+        f.write(inv)
+    with open(os.path.join(HERE, "app.yaml")) as f:
+        app = f.read()
+    short = os.path.join(W, "app-short.yaml")
+    with open(short, "w") as f:
+        f.write(app.replace("    timeout: 30s\n", "    timeout: %ds\n" % SHORT_TIMEOUT_S, 1))
+    env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
+    blobs = {}
+    for name, yaml in (("main", os.path.join(HERE, "app.yaml")), ("short", short)):
+        out = os.path.join(W, name + ".cpol")
+        p = subprocess.run([CORDONC, "compile", yaml, tools, "-o", out], capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            sys.exit("run.py: cordonc compile %s failed:\n%s" % (yaml, p.stderr))
+        os.chmod(out, 0o644)
+        blobs[name] = out
+    return blobs
+
+
+BLOBS = {}
+
+
+# --- the check table -------------------------------------------------------
+# Each denied request is the allowed call with one thing wrong; its fixed
+# form (that one thing put right) is sent too, in the run named, and must be
+# allowed: without the check, the request would have been answered as the
+# fixed one was (README.md says which check or allow each time).
+
+def req(tool="test.echo", params=None, **kw):
+    d = {"tool": tool, "params": {"text": "hi"} if params is None else params}
+    d.update(kw)
+    return d
+
+
+BASE = req()
+BASE_TEXT = '{"v":1,"token":"@TOKEN@","id":"%s","tool":"test.echo","params":{"text":"hi"}}'
+NOMSG = uniq("nomsg")
+
+CHECKS = [
+    # name, request, (code, check, reason), fixed request or None, run of the fixed one
+    ("frame_empty", {"body": "", "announce": 0, "send": 0, "checkClose": True}, ("bad_request", "frame", "empty"),
+     BASE, "main"),
+    ("frame_oversized", dict(BASE, pad=70000, checkClose=True), ("bad_request", "frame", "oversized"), BASE, "main"),
+    ("frame_truncated", dict(BASE, announce=100, send=10, close=True), ("bad_request", "frame", "truncated"),
+     BASE, "main"),
+    ("json_two_objects", {"body": BASE_TEXT % "rj1" + ' {"v":1}'}, ("bad_request", "json", "malformed"), BASE, "main"),
+    ("json_duplicate_key", {"body": BASE_TEXT.replace('"tool"', '"tool":"test.echo","tool"') % "rj2"},
+     ("bad_request", "json", "malformed"), BASE, "main"),
+    ("json_nul_escape", {"body": (BASE_TEXT % "rj3").replace('"hi"', '"hi\\u0000x"')},
+     ("bad_request", "json", "malformed"), BASE, "main"),
+    ("json_nul_byte", {"body": (BASE_TEXT % "rj4").replace('"hi"', '"hi\x00x"')},
+     ("bad_request", "json", "malformed"), BASE, "main"),
+    ("token_missing", dict(BASE, token="none", checkClose=True), ("unauthenticated", "token", "missing"), BASE, "main"),
+    ("token_wrong", dict(BASE, token="wrong", checkClose=True), ("unauthenticated", "token", "wrong"), BASE, "main"),
+    ("shape_unknown_member", dict(BASE, extra={"trace": 1}), ("bad_request", "shape", "shape"), BASE, "main"),
+    ("shape_version", dict(BASE, extra={"v": 2}), ("bad_request", "shape", "shape"), BASE, "main"),
+    ("shape_message_id", dict(BASE, messageId="two words"), ("bad_request", "shape", "shape"), BASE, "main"),
+    ("tool_not_the_agents", req("test.other"), ("unknown_tool", "tool", "unknown"), req("test.other"), "other"),
+    ("tool_unknown", req("test.nope"), ("unknown_tool", "tool", "unknown"), None, None),
+    ("selection", req("test.unselected"), ("unknown_tool", "selection", "not_selected"), req("test.unselected"),
+     "open"),
+    ("params_missing", req(params={}), ("invalid_params", "params", "missing"), BASE, "main"),
+    ("params_unknown", req(params={"text": "hi", "x": 1}), ("invalid_params", "params", "unknown"), BASE, "main"),
+    ("params_mistyped", req(params={"text": 5}), ("invalid_params", "params", "mistyped"), BASE, "main"),
+    ("params_out_of_range", req(params={"text": "hi", "n": 11}), ("invalid_params", "params", "out_of_range"),
+     req(params={"text": "hi", "n": 10}), "main"),
+    ("params_too_long", req(params={"text": "x" * 17}), ("invalid_params", "params", "too_long"),
+     req(params={"text": "x" * 16}), "main"),
+    ("params_too_short", req(params={"text": ""}), ("invalid_params", "params", "too_short"),
+     req(params={"text": "x"}), "main"),
+    ("constraint_false", req(params={"text": "forbidden"}), ("tool_denied", "constraint", "false"),
+     req(params={"text": "forbidden!"}), "main"),
+    ("role_missing", req("test.admin"), ("tool_denied", "role", "role"), req("test.admin"), "open"),
+    ("side_effect_without_message_id", req("test.counter", {"item": "nomsg"}),
+     ("invalid_params", "params", "message_id"), req("test.counter", {"item": "nomsg"}, messageId=NOMSG), "main"),
+    # the order: the first check that refuses decides
+    ("order_token_before_all", req("test.nope", {}, token="wrong", extra={"trace": 1}, checkClose=True),
+     ("unauthenticated", "token", "wrong"), None, None),
+    ("order_selection_before_params", req("test.unselected", {}), ("unknown_tool", "selection", "not_selected"),
+     None, None),
+    ("order_params_before_role", req("test.admin", {}), ("invalid_params", "params", "missing"), None, None),
+    # the tool ran and its answer is refused
+    ("exec_bad_answer", req("test.bad_json", {}), ("tool_failed", "exec", "bad_answer"), None, None),
+    ("exec_exit_status", req("test.fail", {}), ("tool_failed", "exec", "failed"), None, None),
+    ("exec_secret_unset", req("test.unset_secret", {}), ("tool_failed", "exec", "secret"), None, None),
+]
+
+
+def spec_key(s):
+    return json.dumps(s, sort_keys=True)
+
+
+def check_table():
+    """Every row of CHECKS in one run (main), the fixed requests of rows
+    that need another context or agent in two more, and the per-run budget
+    and a connection reused after a refusal."""
+    main, fixed = [], {"open": [], "other": []}
+    seen = set()
+    for name, spec, want, fix, where in CHECKS:
+        main.append(dict(spec, name=name))
+        if fix is not None:
+            lst = main if where == "main" else fixed[where]
+            k = spec_key(fix) + where
+            if k not in seen:
+                seen.add(k)
+                lst.append(dict(fix, name="fixed:" + spec_key(fix)))
+    # several calls on one connection; a refusal short of frame and token
+    # leaves it open
+    main += [dict(req(params={"text": "one"}), name="conn_first"),
+             dict(req(params={"text": "x" * 17}), name="conn_refused", conn="same"),
+             dict(req(params={"text": "two"}), name="conn_again", conn="same")]
+    # max_calls: 2 a run; the first two are the third's fixed form
+    main += [dict(req("test.budget"), name="budget_1"), dict(req("test.budget"), name="budget_2"),
+             dict(req("test.budget"), name="budget_run")]
+    runs = {"main": Run("checks", "calls", {"calls": main}),
+            "open": Run("checks-open", "calls", {"calls": fixed["open"]}, context=CTX_OPEN),
+            "other": Run("checks-other", "calls", {"calls": fixed["other"]}, context=CTX_OPEN, agent="other")}
+    for r in runs.values():
+        r.wait()
+    got = {}
+    wants = {name: want for name, spec, want, fix, where in CHECKS}
+    for where, r in runs.items():
+        audit = Audit(r)
+        for c in r.calls():
+            got[(where, c["name"])] = (c, audit.take(c.get("answer"), wants.get(c["name"])))
+        if r.res.get("status") != "succeeded" or not r.calls():
+            emit(False, "run:" + r.name, describe(r))
+    for name, spec, want, fix, where in CHECKS:
+        c, line = got.get(("main", name), ({}, None))
+        ans = c.get("answer")
+        bad = judge(ans, line, want)
+        if spec.get("checkClose") and c.get("closed") is not True:
+            bad.append("the connection stayed open after a %s refusal" % want[1])
+        ev = ev_of(ans, line)
+        if fix is not None:
+            fc, fline = got.get((where, "fixed:" + spec_key(fix)), ({}, None))
+            fbad = judge(fc.get("answer"), fline, ("ok", "exec"))
+            bad += ["fixed request: " + b for b in fbad]
+            ev += "; fixed request allowed (%s run)" % where
+        if spec.get("checkClose"):
+            ev += "; connection closed"
+        emit(not bad, name, "; ".join(bad) if bad else ev)
+    # a connection carries several calls; a params refusal keeps it open
+    res = [got.get(("main", n), ({}, None)) for n in ("conn_first", "conn_refused", "conn_again")]
+    bad = judge(res[0][0].get("answer"), res[0][1], ("ok", "exec")) + \
+        judge(res[1][0].get("answer"), res[1][1], ("invalid_params", "params", "too_long")) + \
+        judge(res[2][0].get("answer"), res[2][1], ("ok", "exec"))
+    emit(not bad, "connection_reused", "; ".join(bad) if bad else
+         "allowed, invalid_params/params, allowed: three calls on one connection")
+    b = [got.get(("main", n), ({}, None)) for n in ("budget_1", "budget_2", "budget_run")]
+    bad = judge(b[0][0].get("answer"), b[0][1], ("ok", "exec")) + \
+        judge(b[1][0].get("answer"), b[1][1], ("ok", "exec")) + \
+        judge(b[2][0].get("answer"), b[2][1], ("budget_exceeded", "budget", "run"))
+    emit(not bad, "budget_run", "; ".join(bad) if bad else
+         "max_calls 2: allowed, allowed, then " + ev_of(b[2][0].get("answer"), b[2][1]))
+    # no execution for the side-effect call refused for its missing message id
+    ran = counter_lines("")
+    emit(not ran and len(counter_lines(NOMSG)) == 1, "side_effect_without_message_id_not_run",
+         "the counter ran %d times without a message id, %d with (fixed request)" % (len(ran),
+                                                                                   len(counter_lines(NOMSG))))
+    # every call is one audit line and one toolCalls entry
+    for r in runs.values():
+        sent = sum(c.get("answers") and len(c["answers"]) or 1 for c in r.calls())
+        tc = r.res.get("toolCalls")
+        ok = len(r.audit) == sent and isinstance(tc, list) and len(tc) == sent and \
+            all("unreadable" not in ln for ln in r.audit)
+        emit(ok, "audit_every_call:" + r.name, "%d calls, %d audit lines, %s toolCalls entries" % (
+            sent, len(r.audit), len(tc) if isinstance(tc, list) else tc))
+    return runs["main"]
+
+
+def check_allowed(main):
+    """The allowed call end to end: the answer is the tool's, the tool saw
+    the context's identity and nothing else of the supervisor's
+    environment, the audit line carries the identity, toolCalls lists it."""
+    c = next((c for c in main.calls() if c["name"] == "fixed:" + spec_key(BASE)), {})
+    ans = c.get("answer") or {}
+    line = next((ln for ln in main.audit if ln.get("requestId") == ans.get("id") and ln.get("tool") == "test.echo"
+                 and ln.get("paramNames") == ["text"] and ln.get("decision") == "allowed"), None)
+    bad = judge(ans, line, ("ok", "exec"))
+    res = ans.get("result") or {}
+    want_env = {"CORDON_TOOL": "test.echo", "CORDON_EXECUTION_ID": main.res.get("executionId"),
+                "CORDON_APP": "bridge", "CORDON_TENANT": "acme", "CORDON_PROJECT": "p-7", "CORDON_USER": "ana",
+                "CORDON_SESSION": "s-1", "CORDON_MESSAGE_ID": "", "CORDON_REQUEST_ID": ans.get("id")}
+    if res.get("params") != {"text": "hi"}:
+        bad.append("the tool got params %r" % res.get("params"))
+    if res.get("identity") != want_env:
+        bad.append("the tool's identity %r, want %r" % (res.get("identity"), want_env))
+    names = set(res.get("envNames") or [])
+    if names != set(want_env) | {"PATH", "LANG"}:
+        bad.append("the tool's environment has %s" % sorted(names))
+    if line:
+        want = {"executionId": main.res.get("executionId"), "app": "bridge", "agent": "bridge", "tenant": "acme",
+                "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
+                "accounting": {"costCentre": "cc-7", "quota": 3}, "tool": "test.echo", "check": "exec"}
+        for k, v in want.items():
+            if line.get(k) != v:
+                bad.append("audit %s=%r, want %r" % (k, line.get(k), v))
+        for k in ("time", "durationMs", "toolMs", "requestBytes", "responseBytes"):
+            if k not in line:
+                bad.append("audit has no %s" % k)
+        body = BASE_TEXT % ans.get("id")
+        if line.get("requestBytes") != len(body.replace("@TOKEN@", "0" * 64)):
+            bad.append("audit requestBytes %r, the request had %d" % (line.get("requestBytes"), len(body) + 57))
+        if not (isinstance(line.get("durationMs"), (int, float)) and line.get("durationMs", 0) >= line.get("toolMs", 0)):
+            bad.append("durationMs %r < toolMs %r" % (line.get("durationMs"), line.get("toolMs")))
+    tc = [e for e in main.res.get("toolCalls") or [] if e.get("requestId") == ans.get("id")
+          and e.get("tool") == "test.echo" and e.get("decision") == "allowed"]
+    if not tc:
+        bad.append("no toolCalls entry for it: %s" % json.dumps(main.res.get("toolCalls"))[:200])
+    emit(not bad, "allowed_end_to_end", "; ".join(bad) if bad else
+         "ok, the tool saw the context's identity and only PATH, LANG, CORDON_*; audit allowed/exec with "
+         "tenant, project, user, session, roles, accounting; in toolCalls")
+
+
+def check_client():
+    """The shipped client and the typed stubs, as a generated program calls."""
+    calls = [{"tool": "test.echo", "params": {"text": "cl"}, "via": "client"},
+             {"tool": "test.echo", "params": {"text": "st"}, "via": "stub"},
+             {"tool": "test.admin", "params": {"text": "x"}, "via": "client"},
+             {"tool": "test.echo", "params": {"text": "x" * 17}, "via": "stub"}]
+    r = Run("client", "client", {"calls": calls}).wait()
+    got = r.result.get("calls") or []
+    bad = []
+    if r.res.get("status") != "succeeded" or len(got) != 4:
+        bad.append(describe(r) + " result=%s" % json.dumps(r.result)[:300])
+    else:
+        if (got[0].get("result") or {}).get("params") != {"text": "cl"}:
+            bad.append("client: %s" % got[0])
+        if (got[1].get("result") or {}).get("params") != {"text": "st"}:
+            bad.append("stub: %s" % got[1])
+        if got[2].get("error") != {"class": "ToolDenied", "code": "tool_denied", "check": "role"}:
+            bad.append("client refusal: %s" % got[2])
+        if got[3].get("error") != {"class": "InvalidParams", "code": "invalid_params", "check": "params"}:
+            bad.append("stub refusal: %s" % got[3])
+    emit(not bad, "client_and_stubs", "; ".join(bad) if bad else
+         "cordon_tools.tool_call and tools.test.echo answered; ToolDenied(role), InvalidParams(params) raised "
+         "from %s" % r.result.get("modules"))
+
+
+def check_no_agent():
+    r = Run("no-agent", "calls", {"calls": [BASE]}, agent=None).wait()
+    c = (r.calls() or [{}])[0]
+    bad = judge(c.get("answer"), Audit(r).take(c.get("answer")), ("unknown_tool", "tool", "no_agent"))
+    emit(not bad, "tool_no_agent", "; ".join(bad) if bad else "run without --agent: " +
+         ev_of(c.get("answer"), r.audit[0] if r.audit else None) + "; with --agent bridge the same call is allowed")
+
+
+def check_stall():
+    """A frame that starts and stalls is cut after 5 s (frame timer)."""
+    r = Run("stall", "calls", {"calls": [dict(BASE, announce=100, send=10, checkClose=True)]}).wait()
+    c = (r.calls() or [{}])[0]
+    ans = c.get("answer")
+    bad = judge(ans, Audit(r).take(ans), ("bad_request", "frame", "truncated"))
+    if not 4500 <= c.get("ms", 0) <= 9000:
+        bad.append("answered after %s ms, want about 5000" % c.get("ms"))
+    if c.get("closed") is not True:
+        bad.append("connection left open")
+    emit(not bad, "frame_stalled", "; ".join(bad) if bad else
+         "10 of 100 bytes, then nothing: %s/%s after %d ms, connection closed" % (err_of(ans) + (c.get("ms"),)))
+
+
+def check_peer():
+    """Processes outside the sandbox connect to a live run's socket with
+    that run's token and a request the executor itself gets allowed."""
+    r = Run("peer", "hold", {"hold": 30, "inside": {"tool": "test.echo", "params": {"text": "hi"}}})
+    sock = os.path.join(r.rd, "sock", "tools.sock")
+    token = r.held_token()
+    if not token:
+        emit(False, "peer", "the program never wrote its token: " + describe(r))
+        return
+    request = json.dumps({"v": 1, "token": token, "id": "peer1", "tool": "test.echo", "params": {"text": "hi"}})
+    clients = []           # (check name, uid or None, socket path, socket mode or None)
+    if MODE == "root":
+        # root's own process: reaches the socket (no DAC for root), refused for its uid
+        clients.append(("peer_root", None, sock, None))
+        # the executor's uid outside the sandbox: a hard link to the socket
+        # in a directory it can reach, so the uid matches and only the pid
+        # namespace tells it apart
+        link_dir = os.path.join(W, "peer-link")
+        os.mkdir(link_dir)
+        os.chmod(link_dir, 0o755)
+        link = os.path.join(link_dir, "tools.sock")
+        os.link(sock, link)
+        clients.append(("peer_executor_uid_outside", EXEC_UID, link, None))
+        # nobody: the socket's mode refuses it; with the mode opened, the peer check
+        clients.append(("peer_other_uid_mode", 65534, link, None))
+        clients.append(("peer_other_uid", 65534, link, 0o666))
+    else:
+        clients.append(("peer_same_user_outside", None, sock, None))
+    for name, uid, path, mode in clients:
+        before = len(audit_lines(r.rd))
+        if mode is not None:
+            old = os.stat(path).st_mode & 0o777
+            os.chmod(path, mode)
+        cmd = [PY, os.path.join(HERE, "peer_client.py"), path]
+        if uid is not None:
+            cmd = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"] + cmd
+        p = subprocess.run(cmd, input=request, capture_output=True, text=True, timeout=20)
+        if mode is not None:
+            os.chmod(path, old)
+        try:
+            out = json.loads(p.stdout)
+        except ValueError:
+            out = {"raw": p.stdout + p.stderr}
+        # the line is written just after the answer is sent: wait for it
+        new = wait_until(lambda: audit_lines(r.rd)[before:], 0.3 if "connectError" in out else 3) or []
+        if name == "peer_other_uid_mode":
+            ok = out.get("connectError") == "EACCES" and not new
+            emit(ok, name, "uid 65534: connect EACCES (socket mode 0600, owner %d); no audit line" % EXEC_UID if ok
+                 else "%s; audit %s" % (out, new))
+            continue
+        ans = out.get("answer")
+        line = new[0] if len(new) == 1 else None
+        bad = judge(ans, line, ("unauthenticated", "peer", "peer"))
+        if line and (line.get("requestId") is not None or line.get("tool") is not None):
+            bad.append("the audit line names the request it never read: %s" % line)
+        if out.get("closed") is not True:
+            bad.append("connection not closed")
+        emit(not bad, name, "; ".join(bad) if bad else
+             "%s with this run's token: %s" % ({None: "uid %d" % os.geteuid(), EXEC_UID: "uid %d" % EXEC_UID,
+                                                65534: "uid 65534, socket opened to 0666"}[uid],
+                                               ev_of(ans, line)))
+    # the fixed request: the same call from inside the sandbox is allowed
+    r.release()
+    r.wait()
+    shutil.rmtree(os.path.join(W, "peer-link"), ignore_errors=True)
+    inside = r.result.get("inside") or {}
+    emit(err_of(inside) == ("ok", None) and r.res.get("status") == "succeeded", "peer_fixed_inside",
+         "the same request from the executor: %s" % (err_of(inside),) + ("" if inside else " " + describe(r)))
+
+
+def check_token_isolation():
+    """Two runs at once: the second looks through all it can see for the
+    first run's token, knowing only its SHA-256."""
+    a = Run("token-a", "hold", {"hold": 30})
+    token = a.held_token()
+    if not token:
+        emit(False, "token_other_run", "run A never wrote its token: " + describe(a))
+        return
+    b = Run("token-b", "search", {"targets": {"other_run_token": sha(token)}, "pattern": "[0-9a-f]{64}"}).wait()
+    a.release()
+    a.wait()
+    found = b.result.get("found") or {}
+    leaked = found.get("other_run_token")
+    on_host = token.encode() in b.out + b.err or any(token.encode() in blob for blob in tree_bytes(b.rd))
+    ok = b.res.get("status") == "succeeded" and leaked == [] and bool(found.get("own_token")) and not on_host
+    emit(ok, "token_other_run", ("run A alive; run B read %d files (%d bytes) and /proc: A's token nowhere, "
+                                 "its own in %s" % (b.result.get("files", 0), b.result.get("bytes", 0),
+                                                    ", ".join((found.get("own_token") or [])[:3])))
+         if ok else "leaked to %s; own found %s; in B's output or run dir: %s; %s" % (
+             leaked, found.get("own_token"), on_host, describe(b)))
+
+
+def tree_bytes(top):
+    for root, dirs, files in os.walk(top):
+        for n in files:
+            p = os.path.join(root, n)
+            try:
+                if os.path.isfile(p) and not os.path.islink(p):
+                    with open(p, "rb") as f:
+                        yield f.read()
+            except OSError:
+                pass
+
+
+def check_budget_day():
+    """max_calls_per_day 2 for (app, user, tool), across runs in one ledger."""
+    state = os.path.join(W, "state-daily")
+    day = req("test.daily")
+    r1 = Run("daily-1", "calls", {"calls": [day, day]}, state=state).wait()
+    r2 = Run("daily-2", "calls", {"calls": [day]}, state=state).wait()
+    r3 = Run("daily-bob", "calls", {"calls": [day]}, state=state, context=dict(CTX, user="bob")).wait()
+    bad = []
+    for r, wants in ((r1, [("ok", "exec"), ("ok", "exec")]), (r2, [("budget_exceeded", "budget", "day")]),
+                     (r3, [("ok", "exec")])):
+        audit = Audit(r)
+        calls = r.calls()
+        if len(calls) != len(wants):
+            bad.append("%s: %s" % (r.name, describe(r)))
+            continue
+        for c, w in zip(calls, wants):
+            bad += ["%s: %s" % (r.name, b) for b in judge(c.get("answer"), audit.take(c.get("answer")), w)]
+    emit(not bad, "budget_day", "; ".join(bad) if bad else
+         "user ana: 2 allowed in one run, the next run refused %s; user bob the same day: allowed" %
+         ev_of(r2.calls()[0]["answer"], r2.audit[0]))
+
+
+def check_replay_one_run():
+    mid = uniq("once")
+    call = req("test.counter", {"item": "tea", "qty": 2}, messageId=mid)
+    calls = [call, dict(call, conn="same"), req("test.counter", {"qty": 2, "item": "tea"}, messageId=mid),
+             req("test.counter", {"item": "tea", "qty": 3}, messageId=mid)]
+    r = Run("replay-once", "calls", {"calls": calls}).wait()
+    got = r.calls()
+    audit = Audit(r)
+    bad = []
+    if len(got) != 4:
+        emit(False, "replay_same_run", describe(r))
+        emit(False, "replay_conflict", describe(r))
+        return
+    a = [c.get("answer") or {} for c in got]
+    lines = [audit.take(x) for x in a]
+    bad += judge(a[0], lines[0], ("ok", "exec"))
+    bad += judge(a[1], lines[1], ("ok", "replay"))
+    bad += judge(a[2], lines[2], ("ok", "replay"))
+    if not (a[0].get("result") and a[0].get("result") == a[1].get("result") == a[2].get("result")):
+        bad.append("answers differ: %s / %s" % (a[0].get("result"), a[1].get("result")))
+    if "replayed" in a[0] or a[1].get("replayed") is not True or a[2].get("replayed") is not True:
+        bad.append("replayed flags %s %s %s" % (a[0].get("replayed"), a[1].get("replayed"), a[2].get("replayed")))
+    if lines[1] and lines[1].get("replayed") is not True:
+        bad.append("audit line of the repeat has no replayed: %s" % lines[1])
+    n = len(counter_lines(mid))
+    if n != 1:
+        bad.append("the counter ran %d times" % n)
+    emit(not bad, "replay_same_run", "; ".join(bad) if bad else
+         "message id used 3 times (members reordered once): 1 execution, the same result, replayed:true twice "
+         "(answer and audit)")
+    bad = judge(a[3], lines[3], ("invalid_params", "replay", "conflict"))
+    if len(counter_lines(mid)) != 1:
+        bad.append("the counter ran again")
+    emit(not bad, "replay_conflict", "; ".join(bad) if bad else
+         "same id, qty 3 instead of 2: " + ev_of(a[3], lines[3]) + "; not run")
+
+
+def check_replay_concurrent():
+    """Two runs at once send the same message id to the slow counter."""
+    mid = uniq("twice")
+    state = os.path.join(W, "state-concurrent")
+    call = req("test.slow_counter", {"item": "cake"}, messageId=mid)
+    runs = [Run("replay-conc-%d" % i, "calls", {"calls": [call]}, state=state) for i in (1, 2)]
+    for r in runs:
+        r.wait()
+    answers = [(r.calls() or [{}])[0].get("answer") or {} for r in runs]
+    bad = []
+    for r, ans in zip(runs, answers):
+        line = Audit(r).take(ans)
+        bad += ["%s: %s" % (r.name, b) for b in judge(ans, line, ("ok", line.get("check") if line else "exec"))]
+    if not (answers[0].get("result") and answers[0].get("result") == answers[1].get("result")):
+        bad.append("results differ: %s / %s" % (answers[0].get("result"), answers[1].get("result")))
+    flags = sorted(bool(a.get("replayed")) for a in answers)
+    if flags != [False, True]:
+        bad.append("replayed flags %s, want one of each" % flags)
+    n = len(counter_lines(mid))
+    if n != 1:
+        bad.append("the counter ran %d times" % n)
+    emit(not bad, "replay_concurrent_runs", "; ".join(bad) if bad else
+         "two runs, one message id, sent at once: 1 execution (1.5 s), both answered with its result, one replayed")
+
+
+def check_in_doubt():
+    """A supervisor SIGKILLed while the side-effect tool runs leaves the
+    record pending; a later run with that id gets in_doubt and the tool is
+    not run again."""
+    mid = uniq("doubt")
+    state = os.path.join(W, "state-doubt")
+    call = req("test.slow_counter", {"item": "pie"}, messageId=mid)
+    r1 = Run("doubt-1", "calls", {"calls": [call]}, state=state)
+    started = wait_until(lambda: counter_lines(mid), 15)
+    r1.p.send_signal(signal.SIGKILL)
+    r1.wait()
+    tool_pid = int(started[0][1]) if started else None
+    gone = wait_until(lambda: tool_pid is not None and not alive(tool_pid), 2)
+    cleanup_killed(r1)
+    r2 = Run("doubt-2", "calls", {"calls": [call]}, state=state).wait()
+    ans = (r2.calls() or [{}])[0].get("answer")
+    line = Audit(r2).take(ans)
+    bad = judge(ans, line, ("in_doubt", "replay", "pending"))
+    if not started:
+        bad.append("the tool never started")
+    if not gone:
+        bad.append("the killed run's tool (pid %s) still runs" % tool_pid)
+    n = len(counter_lines(mid))
+    if n != 1:
+        bad.append("the counter ran %d times" % n)
+    emit(not bad, "replay_in_doubt", "; ".join(bad) if bad else
+         "SIGKILL to cordon while the tool ran (its tool died with it); the next run: " + ev_of(ans, line) +
+         "; the counter ran once")
+
+
+def cleanup_killed(r):
+    """A SIGKILLed supervisor leaves its run directory (and, as root, its
+    cgroups, swept by a later run): its mounts are gone with its namespace."""
+    notes.append("%s: SIGKILLed supervisor: its run directory stays (removed at the end)" % r.name)
+
+
+def check_secrets():
+    sfile = os.path.join(W, "secrets")
+    fd = os.open(sfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, ("# the bridge tests' secret\nBRIDGE_SECRET=%s\n" % FILE_SECRET).encode())
+    os.close(fd)
+    decoy = new_secret()
+    r = Run("secrets", "search", {"targets": {"file_secret": sha(FILE_SECRET), "env_secret": sha(ENV_SECRET),
+                                              "decoy": sha(decoy)},
+                                  "pattern": SECRET_RE, "decoy": decoy,
+                                  "calls": [{"tool": "test.secret"}, {"tool": "test.env_secret"}]},
+            secrets_file=sfile).wait()
+    answers = r.result.get("answers") or [{}, {}]
+    found = r.result.get("found") or {}
+    bad = []
+    want_names = {"PATH", "LANG", "CORDON_TOOL", "CORDON_EXECUTION_ID", "CORDON_APP", "CORDON_TENANT",
+                  "CORDON_PROJECT", "CORDON_USER", "CORDON_SESSION", "CORDON_MESSAGE_ID", "CORDON_REQUEST_ID"}
+    for ans, name, value in ((answers[0], "BRIDGE_SECRET", FILE_SECRET), (answers[1], "BRIDGE_ENV_SECRET",
+                                                                           ENV_SECRET)):
+        res = ans.get("result") or {}
+        if res.get("sha256") != sha(value):
+            bad.append("%s fingerprint %s: %s" % (name, res.get("sha256"), json.dumps(ans)[:200]))
+        if set(res.get("envNames") or []) != want_names | {name}:
+            bad.append("%s's tool environment: %s" % (name, res.get("envNames")))
+    if found.get("file_secret") != [] or found.get("env_secret") != []:
+        bad.append("the sandbox saw a secret: %s" % {k: found.get(k) for k in ("file_secret", "env_secret")})
+    if not found.get("decoy"):
+        bad.append("the search did not even find the decoy: %s" % found)
+    host = [v for v in (FILE_SECRET, ENV_SECRET, HOST_ONLY)
+            if v.encode() in r.out + r.err or any(v.encode() in b for b in tree_bytes(r.rd))
+            or any(v.encode() in b for b in tree_bytes(r.state))]
+    if host:
+        bad.append("in the run's output, run directory or state: %s" % ["file", "env", "host-only"][
+            [FILE_SECRET, ENV_SECRET, HOST_ONLY].index(host[0])])
+    if r.res.get("status") != "succeeded":
+        bad.append(describe(r))
+    emit(not bad, "secrets", "; ".join(bad) if bad else
+         "fingerprints match (--secrets file and supervisor environment); the tools' environment is PATH, LANG, "
+         "CORDON_* and their one secret; the sandbox (%d files, %d bytes, environ, /proc) holds neither secret "
+         "but found the decoy in %s; the run directory, state and output hold neither" % (
+             r.result.get("files", 0), r.result.get("bytes", 0), found.get("decoy")))
+
+
+def check_hang_and_flood():
+    """A tool that hangs is killed at its 1 s timeout with its child; one
+    that prints without end is cut off.  The program holds the run open
+    while the runner looks for the hang tool's processes, so what killed
+    them was the tool's timeout, not the end of the run."""
+    r = Run("hang", "calls", {"calls": [req("test.hang", {}), req("test.flood", {})], "hold": 20})
+    part = wait_until(lambda: len(r.partial().get("calls") or []) == 2 and r.partial(), 30) or {}
+    pids = hang_pids(part.get("executionId") or "-")
+    still = [p for p in pids if alive(p)]
+    run_alive = r.p.poll() is None
+    r.release()
+    r.wait()
+    got = r.calls()
+    audit = Audit(r)
+    hang = got[0] if got else {}
+    bad = judge(hang.get("answer"), audit.take(hang.get("answer")), ("tool_timeout", "exec", "timeout"))
+    if not 900 <= hang.get("ms", 0) <= 3000:
+        bad.append("answered after %s ms, the timeout is 1 s" % hang.get("ms"))
+    if len(pids) != 2:
+        bad.append("the hang tool wrote pids %s (%s)" % (pids, describe(r)))
+    if still:
+        bad.append("alive while the run went on: %s" % still)
+    if not run_alive:
+        bad.append("the run had ended before the runner looked (%s)" % describe(r))
+    emit(not bad, "tool_hang_killed", "; ".join(bad) if bad else
+         "tool_timeout/exec after %d ms; the tool and its child (%s) gone while the run still lived" % (
+             hang.get("ms"), " ".join(map(str, pids))))
+    flood = got[1] if len(got) > 1 else {}
+    bad = judge(flood.get("answer"), audit.take(flood.get("answer")), ("tool_failed", "exec", "oversized"))
+    if flood.get("ms", 99999) >= 5000:
+        bad.append("cut off after %s ms" % flood.get("ms"))
+    emit(not bad, "tool_flood_cut", "; ".join(bad) if bad else
+         "tool_failed/exec (oversized) after %d ms of endless output" % flood.get("ms"))
+
+
+def check_run_timeout():
+    """The run's own timeout (3 s) holds while a tool runs (timeout 1 min)."""
+    r = Run("run-timeout", "calls", {"calls": [req("test.hang_long", {})]}, blob="short").wait()
+    pids = hang_pids(r.res.get("executionId", "-"))
+    # cordon has exited: its tools must be gone already (a short grace for
+    # the kernel to finish the kill)
+    wait_until(lambda: not [p for p in pids if alive(p)], 0.5)
+    still = [p for p in pids if alive(p)]
+    bad = []
+    if r.res.get("status") != "timed_out" or r.rc != 124:
+        bad.append(describe(r))
+    if not SHORT_TIMEOUT_S - 0.5 <= r.elapsed <= SHORT_TIMEOUT_S + 3:
+        bad.append("ended after %.1f s" % r.elapsed)
+    if len(pids) != 2:
+        bad.append("the tool wrote pids %s" % pids)
+    if still:
+        bad.append("tool processes left: %s" % still)
+    line = next((ln for ln in r.audit if ln.get("tool") == "test.hang_long"), None)
+    if not line or (line.get("code"), line.get("check"), line.get("reason")) != ("tool_failed", "exec", "cancelled"):
+        bad.append("audit line %s" % line)
+    emit(not bad, "run_timeout_during_tool", "; ".join(bad) if bad else
+         "timed_out, exit 124 after %.1f s while a tool with a 1 min timeout ran; tool and child gone; audit "
+         "tool_failed/exec/cancelled" % r.elapsed)
+
+
+def check_concurrent_calls():
+    """Three one-second calls at once, on three connections, overlap."""
+    r = Run("concurrent-calls", "calls", {"calls": [dict(req("test.slow", {}), threads=3)]}).wait()
+    c = (r.calls() or [{}])[0]
+    answers = c.get("answers") or []
+    res = [a.get("result") or {} for a in answers]
+    bad = []
+    if len(answers) != 3 or any(err_of(a) != ("ok", None) for a in answers):
+        bad.append("answers %s; %s" % (answers, describe(r)))
+    elif max(x["start"] for x in res) >= min(x["end"] for x in res):
+        bad.append("the calls did not overlap: %s" % res)
+    if c.get("ms", 99999) >= 2800:
+        bad.append("took %s ms" % c.get("ms"))
+    emit(not bad, "concurrent_calls", "; ".join(bad) if bad else
+         "three 1 s calls on three connections answered in %d ms, all running at once" % c.get("ms"))
+
+
+def check_leftovers():
+    bad = []
+    left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
+    if left:
+        bad.append("temporary run directories: %s" % left)
+    try:
+        with open(HANGLOG) as f:
+            pids = [int(p) for x in f for p in x.split()[2:4]]
+    except OSError:
+        pids = []
+    alive_pids = [p for p in pids if alive(p)]
+    if alive_pids:
+        bad.append("hang tool processes alive: %s (killed now)" % alive_pids)
+    for pid in alive_pids:               # tools of this suite's runs
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    cg = cgroup_dirs(exec_ids)
+    if cg:
+        bad.append("cgroups: %s" % cg)
+    with open("/proc/self/mountinfo") as f:
+        mounts = [ln.split()[4] for ln in f if W in ln]
+    if mounts:
+        bad.append("mounts: %s" % mounts)
+    emit(not bad, "leftovers", "; ".join(bad) if bad else
+         "no tool process, mount, cgroup (%d executions) or temporary run directory left" % len(exec_ids))
+
+
+def cgroup_dirs(ids):
+    """cgroup directories below /sys/fs/cgroup of these execution ids
+    (cordon-<supervisor pid>-<id>)."""
+    found = []
+    for root, dirs, _ in os.walk("/sys/fs/cgroup"):
+        if root.count("/") > 9:
+            dirs[:] = []
+            continue
+        found += [os.path.join(root, d) for d in dirs if d.startswith("cordon-") and d.rsplit("-", 1)[-1] in ids]
+    return found
+
+
+def main():
+    global BLOBS
+    t0 = time.monotonic()
+    try:
+        BLOBS = compile_blobs()
+        checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer,
+                  check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
+                  check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout, check_concurrent_calls]
+
+        def guarded(fn):
+            try:
+                fn()
+            except Exception as e:  # a crashed check is a failed check
+                import traceback
+                emit(False, getattr(fn, "__name__", "check"), "%s: %s %s" % (
+                    type(e).__name__, e, traceback.format_exc()[-400:]))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(guarded, checks))
+        check_leftovers()
+    finally:
+        shutil.rmtree(W, ignore_errors=True)
+    for n in notes:
+        print("note %s %s" % (MODE, n))
+    nfail = results.count(False)
+    print("bridge %s: %d checks, %d failed, %.1fs" % (MODE, len(results), nfail, time.monotonic() - t0))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
