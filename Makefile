@@ -216,10 +216,18 @@ enforce: all $(SECCOMP_BIN)
 boundary: all
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/boundary/run.sh
 
+# Tool bridge tests (tests/bridge/README.md): programs inside `cordon run`
+# call the supervisor's tool socket, and each check asserts the (code,
+# check) of the answer and the call's audit line; as root, then again as
+# cordon-test.
+.PHONY: bridge
+bridge: all
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/bridge/run.sh
+
 ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary
+check: deps all unit cli enforce boundary bridge
 else
-check: deps all unit cli enforce boundary fuzz-check
+check: deps all unit cli enforce boundary bridge fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 

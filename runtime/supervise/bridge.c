@@ -405,7 +405,7 @@ static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 	    ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
 		b->ledger_failed = 1;
 	l = b->ledger;
-	snprintf(err, n, "ledger: %s", b->ledger_err);
+	snprintf(err, n, "%s", b->ledger_err); /* the ledger names itself */
 	pthread_mutex_unlock(&b->mu);
 	return l;
 }
@@ -853,12 +853,12 @@ static int bridge_serve_frame(struct bridge *b, int fd)
 		if (t != CPOL_NONE)
 			bridge_run_call(b, t, &rq, &v);
 	}
-	rc = 0;
 answer:
 	/* After an auth or framing fault the byte stream cannot be trusted
-	 * to be at a frame boundary, so the connection ends. */
-	if (v.code != NULL && (strcmp(v.check, "frame") == 0 || strcmp(v.check, "token") == 0))
-		rc = -1;
+	 * to be at a frame boundary, so the connection ends; any other
+	 * refusal came after a whole frame, and the connection goes on. */
+	rc = v.code != NULL && (strcmp(v.check, "frame") == 0 || strcmp(v.check, "token") == 0) ? -1 : 0;
+	cr.id = rq.id; /* a shape refusal may know it: the audit line names what the answer names */
 	cr.resp_bytes = bridge_answer(b, fd, rq.id, &v);
 	cr.ms = bridge_now_ms() - start;
 	bridge_record(b, &cr, &v);

@@ -5,7 +5,8 @@
 #   tool, params, id, messageId, extra   the request's members (id r<n>)
 #   token      "own" (default), "none" (member left out) or "wrong"
 #   body       raw request text instead; "@TOKEN@" becomes the own token
-#   pad        that many spaces after the JSON (a frame over the bound)
+#   padTo      spaces after the JSON up to that many bytes (JSON allows
+#              them): a frame exactly at or just over the bound
 #   announce, send   a header announcing `announce` bytes, then only the
 #              first `send` bytes of the body; then with close: true the
 #              connection is closed (an EOF mid-frame: the answer cannot be
@@ -38,7 +39,8 @@ def request_bytes(spec, n):
 
 
 def one(spec, n, sock):
-    body = request_bytes(spec, n) + b" " * spec.get("pad", 0)
+    body = request_bytes(spec, n)
+    body += b" " * max(0, spec.get("padTo", 0) - len(body))
     t0 = time.monotonic()
     if "announce" in spec:
         sock.sendall(spec["announce"].to_bytes(4, "big") + body[:spec["send"]])
