@@ -24,6 +24,7 @@
  * `x in [...]`, which compiles to the same chain; strings are excluded,
  * since `in` over strings compiles to one IN instruction instead.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,12 +231,55 @@ static int ct_land(struct ct *c, uint32_t i)
 	return 0;
 }
 
+/* Whether the language can write s: its escapes cover \n and \t only, and
+ * a constraint is UTF-8 text without other control characters. */
+static int ct_writable(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f || (k = textbuf_utf8_char(s + i, n - i)) == 0)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/* What a verified program may hold that the language cannot write: a
+ * number it cannot spell (a subnormal reads as out of range), a string
+ * with other control bytes or malformed UTF-8, an `in` list over
+ * CT_MAX_IN strings.  The compiler never writes them. */
+static int ct_expressible(struct ct *c, const struct cpol_insn *in, uint32_t at)
+{
+	int ok = 1;
+
+	switch (in->op) {
+	case CPOL_OP_NUM: ok = isfinite(in->fval) && (in->fval == 0 || isnormal(in->fval)); break;
+	case CPOL_OP_STR:
+	case CPOL_OP_STARTS_WITH:
+	case CPOL_OP_ENDS_WITH: ok = ct_writable(in->str, in->len); break;
+	case CPOL_OP_IN:
+		ok = in->list.n <= CT_MAX_IN;
+		for (uint32_t j = 0; ok && j < in->list.n; j++)
+			ok = ct_writable(in->list.v[j], strlen(in->list.v[j]));
+		break;
+	default: break;
+	}
+	if (!ok)
+		ct_fail(c, "instruction %u holds a value the constraint language cannot write", at);
+	return ok;
+}
+
 static int ct_step(struct ct *c, uint32_t i, uint32_t ret)
 {
 	const struct cpol_insn *in = &c->p->constraints[i];
 	const struct ct_node *a, *b;
 	int32_t off;
 
+	if (!ct_expressible(c, in, i))
+		return -1;
 	switch (in->op) {
 	case CPOL_OP_PARAM:
 	case CPOL_OP_HAS:

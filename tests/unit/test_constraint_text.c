@@ -13,7 +13,11 @@
  *   - thousands of random well-typed expressions (CORDON_RT_EXPRS, default
  *     5000), printed with random parenthesisation;
  * plus the exact text of a few (so the texts are readable, not only
- * faithful), code the decompiler must refuse, and a deep tree.
+ * faithful), code the decompiler must refuse, and a deep tree; and, over
+ * every byte of a compiled CONSTRAINTS section set to other values (every
+ * CORDON_MUTATION_STRIDE-th value, default 2), code that still loads (the
+ * verifier accepts it) is either refused as text or its text compiles to
+ * exactly that code.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,7 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "compiler/constraint_gen.h"
+#include "runtime/constraint_eval.h"
 #include "cordon/blob.h"
 #include "grammar/policy_parse.h"
 #include "runtime/client/constraint_text.h"
@@ -641,6 +648,30 @@ static void test_refusals(void **state)
 		p.constraints = NULL;
 		policy_free(&p);
 	}
+	/* values the language cannot write: a subnormal, a string with CR */
+	{
+		struct cpol_insn v[4] = { I(CPOL_OP_PARAM, CPOL_T_NUMBER, 0), I(CPOL_OP_NUM, 0, 0),
+					  I(CPOL_OP_EQ, CPOL_T_NUMBER, 0), I(CPOL_OP_RET, 0, 0) };
+
+		v[1].fval = 5e-324;
+		for (int round = 0; round < 2; round++) {
+			if (round == 1) {
+				v[0] = I(CPOL_OP_PARAM, CPOL_T_STRING, 4);
+				v[1] = I(CPOL_OP_STR, 0, 0);
+				v[1].str = "a\rb";
+				v[1].len = 3;
+				v[2] = I(CPOL_OP_EQ, CPOL_T_STRING, 0);
+			}
+			sig_policy(&p);
+			p.constraints = v;
+			p.nconstraints = 4;
+			p.tools[0].constraints = (struct cpol_range){ 0, 4 };
+			assert_null(constraint_text(&p, 0, 0, err, sizeof(err)));
+			assert_non_null(strstr(err, "instruction 1 holds a value the constraint language cannot write"));
+			p.constraints = NULL;
+			policy_free(&p);
+		}
+	}
 	/* no such constraint, no such tool */
 	sig_policy(&p);
 	p.constraints = (struct cpol_insn *)cases[5].code;
@@ -677,12 +708,133 @@ static void test_several(void **state)
 	rt_free(&r);
 }
 
+/* ---- mutated code that still verifies ----------------------------------- */
+
+static const char *const mut_texts[] = {
+	"count > 1 && name == \"abc\" || !has(qty)",
+	"count in [1, 2.5, -3] && amount >= count",
+	"name in [\"abc\", \"x\"] || starts_with(name, \"a\") && ends_with(note, \"c\")",
+	"len(tags) <= len(name) && flag != true || flag == false",
+	"(qty == 2) == (-0.5 < amount) && (flag || flag && flag)",
+};
+
+/* Instructions [*first, ret] of program k of tool 0; the RET's index. */
+static uint32_t program_of(const struct cpol_policy *q, uint32_t k, uint32_t *first)
+{
+	uint32_t seen = 0, i;
+
+	*first = q->tools[0].constraints.first;
+	for (i = *first; i < q->tools[0].constraints.first + q->tools[0].constraints.count; i++) {
+		if (q->constraints[i].op != CPOL_OP_RET)
+			continue;
+		if (seen++ == k)
+			return i;
+		*first = i + 1;
+	}
+	fail_msg("no program %u", k);
+	return 0;
+}
+
+/* What the mutated program k decompiles to must compile back to it. */
+static int check_mutant(const struct cpol_policy *q, uint32_t k, size_t off, unsigned v)
+{
+	char err[256];
+	char *text = constraint_text(q, 0, k, err, sizeof(err));
+	uint32_t first, ret;
+	struct rt r;
+	int shown = text != NULL;
+
+	if (text == NULL)
+		return 0;
+	ret = program_of(q, k, &first);
+	rt_init(&r);
+	if (rt_compile(&r, text) != 0) {
+		print_diags(&r.d);
+		fail_msg("byte %zu = 0x%02x: program %u reads '%s', which does not compile", off, v, k, text);
+	} else {
+		if (r.code.n != ret - first + 1)
+			fail_msg("byte %zu = 0x%02x: '%s' compiles to %zu instructions, not %u", off, v, text, r.code.n,
+				 ret - first + 1);
+		for (uint32_t i = 0; i < r.code.n; i++)
+			if (!insn_equal(&r.code.v[i], &q->constraints[first + i]))
+				fail_msg("byte %zu = 0x%02x: '%s' differs at instruction %u", off, v, text, i);
+	}
+	rt_free(&r);
+	free(text);
+	return shown;
+}
+
+static void test_mutations(void **state)
+{
+	const char *env = getenv("CORDON_MUTATION_STRIDE");
+	unsigned stride = env != NULL && atoi(env) > 0 ? (unsigned)atoi(env) : 2;
+	unsigned loads = 0, accepted = 0, shown = 0, refused = 0;
+	struct timespec t0, t1;
+	struct rt r;
+	size_t cs, ce, sig_off, len;
+	uint8_t *b;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rt_init(&r);
+	for (size_t i = 0; i < sizeof(mut_texts) / sizeof(mut_texts[0]); i++)
+		assert_int_equal(rt_compile(&r, mut_texts[i]), 0);
+	rt_load(&r);
+	sig_off = (size_t)blob_sig_offset(r.blob);
+	len = sig_off + CPOL_SIGNATURE_BYTES;
+	cs = 0;
+	for (uint32_t i = 0; i < CPOL_SEC_COUNT; i++) {
+		const uint8_t *e = r.blob + CPOL_HEADER_SIZE + i * CPOL_SEC_ENT_BYTES;
+		uint64_t off = 0;
+
+		if (e[CPOL_SEC_ENT_ID] != CPOL_SEC_CONSTRAINTS)
+			continue;
+		for (int j = 7; j >= 0; j--)
+			off = off << 8 | e[CPOL_SEC_ENT_OFFSET + j];
+		cs = (size_t)off;
+	}
+	ce = cs + (size_t)r.q.nconstraints * CPOL_INSN_BYTES;
+	assert_true(cs > 0 && ce <= sig_off);
+	b = malloc(len);
+	assert_non_null(b);
+	memcpy(b, r.blob, len);
+	for (size_t off = cs; off < ce; off++) {
+		for (unsigned v = 0; v < 256; v += stride) {
+			struct cpol_policy q;
+			struct blob_error err;
+
+			if (v == r.blob[off])
+				continue;
+			b[off] = (uint8_t)v;
+			blob_hash(b, sig_off, b + CPOL_HDR_SHA256);
+			loads++;
+			if (blob_load(b, len, BLOB_ANY_ARCH, &q, &err) == 0) {
+				accepted++;
+				for (uint32_t k = 0; k < constraint_count(&q, 0); k++) {
+					int ok = check_mutant(&q, k, off, v);
+
+					shown += (unsigned)ok;
+					refused += (unsigned)!ok;
+				}
+			}
+			policy_free(&q);
+			b[off] = r.blob[off];
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "    mutations: %u loads, %u verified; programs shown %u, refused as text %u; %.2f s\n", loads,
+		accepted, shown, refused, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	assert_true(accepted > 0 && shown > 0);
+	free(b);
+	rt_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known),    cmocka_unit_test(test_awkward), cmocka_unit_test(test_texts),
 		cmocka_unit_test(test_random),   cmocka_unit_test(test_deep),    cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_several),
+		cmocka_unit_test(test_several),  cmocka_unit_test(test_mutations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
