@@ -962,9 +962,28 @@ def check_run_timeout():
 
 
 def check_concurrent_calls():
-    """Three one-second calls at once, on three connections, overlap."""
-    r = Run("concurrent-calls", "calls", {"calls": [dict(req("test.slow", {}), threads=3)]}).wait()
-    c = (r.calls() or [{}])[0]
+    """Three one-second calls at once, on three connections, overlap; three
+    calls at once of a tool with max_calls 2: two pass; at most 8
+    connections are served at once."""
+    r = Run("concurrent-calls", "calls", {"calls": [
+        dict(req("test.slow", {}), threads=3), dict(req("test.budget"), threads=3, name="budget"),
+        {"idle": 8}, dict(BASE, name="ninth"), {"closeIdle": 1}, dict(BASE, name="after_one_left")]}).wait()
+    got = {c["name"]: c for c in r.calls()}
+    audit = Audit(r)
+    b = got.get("budget", {}).get("answers") or []
+    codes = sorted(err_of(a) for a in b)
+    lines = [audit.take(a) for a in b]
+    bad = [] if codes == [("budget_exceeded", "budget"), ("ok", None), ("ok", None)] and all(lines) else [
+        "answers %s; audit %s" % (codes, [(ln or {}).get("check") for ln in lines])]
+    emit(not bad, "budget_run_concurrent", "; ".join(bad) if bad else
+         "three calls at once of a tool with max_calls 2: two allowed, one budget_exceeded/budget")
+    ninth, after = got.get("ninth", {}).get("answer"), got.get("after_one_left", {}).get("answer")
+    bad = judge(ninth, audit.take(ninth), ("internal_error", "frame", "busy")) + \
+        judge(after, audit.take(after), ("ok", "exec"))
+    emit(not bad, "connections_at_most_8", "; ".join(bad) if bad else
+         "8 idle connections held: the 9th answered %s; with one closed, the next is served" % "/".join(
+             map(str, err_of(ninth))))
+    c = got.get("call1", {})
     answers = c.get("answers") or []
     res = [a.get("result") or {} for a in answers]
     bad = []

@@ -17,6 +17,9 @@
 #   checkClose after the answer, whether the supervisor ends the connection
 #   threads    that many copies of the call at once, each on its own
 #              connection (one answer each, in "answers")
+#   idle       instead of a call: open that many connections and keep them
+#              idle; closeIdle: close that many of them (then wait 0.3 s
+#              for the supervisor to see it)
 #
 # Then, with params "hold", it waits for the runner (below).
 # result.json: {"calls": [{"name", "answer" | "answers", "ms", "closed"}],
@@ -81,7 +84,14 @@ def run(spec, n, prev):
 
 done = []
 prev = None
+idle = []
 for i, spec in enumerate(P["calls"], 1):
+    if "idle" in spec or "closeIdle" in spec:
+        idle += [tlib.connect() for _ in range(spec.get("idle", 0))]
+        for _ in range(spec.get("closeIdle", 0)):
+            idle.pop().close()
+        time.sleep(0.3 if spec.get("closeIdle") else 0)
+        continue
     try:
         out, prev = run(spec, i, prev)
     except OSError as e:
