@@ -39,6 +39,7 @@
 #define DESCRIBE_OUT "/workspace/out"
 #define DESCRIBE_WORK "/workspace/work"
 #define DESCRIBE_LOGS "/workspace/logs/executor"
+#define DESCRIBE_LIB "/cordon" /* cordon_tools.py and tools.py, on sys.path */
 #define DESCRIBE_PROBE_MS 10000
 #define DESCRIBE_PROBE_MAX 4096
 
@@ -363,6 +364,7 @@ static cJSON *describe_files(const struct cpol_policy *p)
 		      "input files of this run",
 		      1);
 	describe_path(arr, DESCRIBE_LOGS, "logs of your own, kept with the run", 1);
+	describe_path(arr, DESCRIBE_LIB, "the tool client cordon_tools.py and the stubs tools.py, on sys.path", 0);
 	for (uint32_t i = 0; i < p->nmounts; i++) {
 		const struct cpol_mount *m = &p->mounts[i];
 
@@ -675,9 +677,9 @@ static const char md_calling[] =
 	"answer = tools.<namespace>.<action>(param=value, ...)   # keyword arguments only\n"
 	"```\n\n"
 	"or the client they wrap: `cordon_tools.tool_call(\"namespace.action\", {params}, message_id=None, "
-	"timeout=None)`. A call returns the tool's answer as Python values. An optional parameter left as `None` "
-	"is not sent. Each refusal or failure raises a subclass of `cordon_tools.ToolError` with `.code`, "
-	"`.check` and `.message`:\n\n"
+	"timeout=None)`. Both modules are in `/cordon`, already on `sys.path`. A call returns the tool's answer "
+	"as Python values. An optional parameter left as `None` is not sent. Each refusal or failure raises a "
+	"subclass of `cordon_tools.ToolError` with `.code`, `.check` and `.message`:\n\n"
 	"- `InvalidParams`: a parameter is unknown, missing, of the wrong type or outside its limits: fix the call\n"
 	"- `ToolDenied`: a constraint does not hold, or the caller's role may not use the tool: change the call\n"
 	"- `BudgetExceeded`: the tool's call budget is used up: stop calling it\n"
