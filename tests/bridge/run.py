@@ -46,11 +46,26 @@ sanitizer = []          # reports of a SAN=1 cordon on its stderr
 lock = threading.Lock()
 
 
+# Holes these tests found and nobody has fixed yet (README.md, "Found"):
+# the check still runs and fails, but prints XFAIL and does not fail the
+# suite unless BRIDGE_STRICT=1; when it passes it prints XPASS (then remove
+# it from here).
+KNOWN = {
+    "audit_no_param_values": "a params refusal's message quotes the value (an enum miss) and the audit "
+                             "line carries the message",
+}
+STRICT = os.environ.get("BRIDGE_STRICT") == "1"
+
+
 def emit(ok, name, evidence):
-    line = "%s %s %s %s" % ("ok  " if ok else "FAIL", MODE, name, " ".join(str(evidence).split()))
+    known = name in KNOWN and not STRICT
+    tag = ("XPASS" if known else "ok  ") if ok else ("XFAIL" if known else "FAIL")
+    line = "%s %s %s %s" % (tag, MODE, name, " ".join(str(evidence).split()))
+    if known:
+        line += " [known: %s]" % KNOWN[name]
     with lock:
-        results.append(bool(ok))
-        print(line[:900], flush=True)
+        results.append(bool(ok) or known)
+        print(line[:900] if not known else line, flush=True)
 
 
 W = tempfile.mkdtemp(prefix="cordon-bridge-")
@@ -389,6 +404,8 @@ BASE = req()
 LIMIT = 64 << 10       # app.yaml's max_tool_request_bytes
 BASE_TEXT = '{"v":1,"token":"@TOKEN@","id":"%s","tool":"test.echo","params":{"text":"hi"}}'
 NOMSG = uniq("nomsg")
+PV_ALLOWED = "pv-" + secrets.token_hex(4)      # param values the audit log must not hold
+PV_REFUSED = "pv-" + secrets.token_hex(4)
 
 CHECKS = [
     # name, request, (code, check, reason), fixed request or None, run of the fixed one
@@ -468,6 +485,9 @@ def check_table():
              dict(req(params={"text": "three"}), name="conn_after_shape", conn="same"),
              {"body": BASE_TEXT % "rj5" + " []", "name": "conn_json"},
              dict(req(params={"text": "four"}), name="conn_after_json", conn="same")]
+    # parameter values never reach the audit log, allowed or refused
+    main += [dict(req(params={"text": PV_ALLOWED}), name="pv_allowed"),
+             dict(req(params={"text": "hi", "mood": PV_REFUSED}), name="pv_refused")]
     # max_calls: 2 a run; the first two are the third's fixed form
     main += [dict(req("test.budget"), name="budget_1"), dict(req("test.budget"), name="budget_2"),
              dict(req("test.budget"), name="budget_run")]
@@ -514,6 +534,21 @@ def check_table():
         bad = judge(a[0].get("answer"), a[1], want) + judge(b[0].get("answer"), b[1], ("ok", "exec"))
         emit(not bad, "connection_kept_after_" + want[1], "; ".join(bad) if bad else
              "%s/%s, then allowed on the same connection" % want[:2])
+    pv = [got.get(("main", n), ({}, None)) for n in ("pv_allowed", "pv_refused")]
+    bad = judge(pv[0][0].get("answer"), pv[0][1], ("ok", "exec")) + \
+        judge(pv[1][0].get("answer"), pv[1][1], ("invalid_params", "params", "out_of_range"))
+    logs = b""
+    for n in ("tool-calls.jsonl", "supervisor.log"):
+        try:
+            with open(os.path.join(runs["main"].rd, "logs", n), "rb") as f:
+                logs += f.read()
+        except OSError as e:
+            bad.append("%s: %s" % (n, e))
+    logs += json.dumps(runs["main"].res.get("toolCalls")).encode()
+    bad += ["%s value %s is in the logs" % (w, v) for w, v in (("an allowed", PV_ALLOWED), ("a refused", PV_REFUSED))
+            if v.encode() in logs]
+    emit(not bad, "audit_no_param_values", "; ".join(bad) if bad else
+         "neither an allowed nor a refused call's param value is in tool-calls.jsonl, supervisor.log or toolCalls")
     b = [got.get(("main", n), ({}, None)) for n in ("budget_1", "budget_2", "budget_run")]
     bad = judge(b[0][0].get("answer"), b[0][1], ("ok", "exec")) + \
         judge(b[1][0].get("answer"), b[1][1], ("ok", "exec")) + \
