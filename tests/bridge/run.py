@@ -323,7 +323,7 @@ class Audit:
 CLOSED = "closed by this program"   # programs/calls.py, a spec with close: true
 
 
-def judge(answer, line, want, sent_id=None):
+def judge(answer, line, want):
     """Problems (a list of strings) of one call against want = (code,
     check, reason) or ("ok", check): the answer and its audit line."""
     bad = []
@@ -335,8 +335,6 @@ def judge(answer, line, want, sent_id=None):
             bad.append("answer %s/%s, want allowed: %s" % (code, check, json.dumps(answer)[:300]))
     elif (code, check) != (want[0], want[1]):
         bad.append("answer %s/%s, want %s/%s: %s" % (code, check, want[0], want[1], json.dumps(answer)[:300]))
-    if sent_id is not None and isinstance(answer, dict) and "error" not in answer and answer.get("id") != sent_id:
-        bad.append("answer id %r, sent %r" % (answer.get("id"), sent_id))
     if line is None:
         bad.append("no audit line for it")
         return bad
@@ -604,11 +602,12 @@ def check_allowed(main):
         for k in ("time", "durationMs", "toolMs", "requestBytes", "responseBytes"):
             if k not in line:
                 bad.append("audit has no %s" % k)
-        body = BASE_TEXT % ans.get("id")
-        if line.get("requestBytes") != len(body.replace("@TOKEN@", "0" * 64)):
-            bad.append("audit requestBytes %r, the request had %d" % (line.get("requestBytes"), len(body) + 57))
-        if not (isinstance(line.get("durationMs"), (int, float)) and line.get("durationMs", 0) >= line.get("toolMs", 0)):
-            bad.append("durationMs %r < toolMs %r" % (line.get("durationMs"), line.get("toolMs")))
+        sent = len((BASE_TEXT % ans.get("id")).replace("@TOKEN@", "0" * 64))    # tokens are 64 characters
+        if line.get("requestBytes") != sent:
+            bad.append("audit requestBytes %r, the request had %d" % (line.get("requestBytes"), sent))
+        ms, tool_ms = line.get("durationMs"), line.get("toolMs")
+        if not (isinstance(ms, (int, float)) and isinstance(tool_ms, (int, float)) and ms >= tool_ms):
+            bad.append("durationMs %r < toolMs %r" % (ms, tool_ms))
     tc = [e for e in main.res.get("toolCalls") or [] if e.get("requestId") == ans.get("id")
           and e.get("tool") == "test.echo" and e.get("decision") == "allowed"]
     if not tc:

@@ -98,7 +98,8 @@ for i, spec in enumerate(P["calls"], 1):
         out = {"answer": {"noAnswer": "%s: %s" % (type(e).__name__, e)}}
     out["name"] = spec.get("name", "call%d" % i)
     done.append(out)
-    tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))   # partial results survive a run that is killed
+    # after each call: the partial results survive a run that is killed
+    tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
 # hold: stay alive (at most that many seconds) until the runner creates
 # <run-dir>/work/go, so it can look at the host while the run still lives
 end = time.monotonic() + P.get("hold", 0)
