@@ -51,7 +51,6 @@ struct bridge {
 	cJSON *calls;       /* toolCalls, under mu */
 	unsigned ncalls;    /* all calls, also those not listed */
 	struct ledger *ledger; /* under mu until opened */
-	int ledger_failed;
 	char ledger_err[256];
 	ino_t child_pidns;
 };
@@ -62,6 +61,7 @@ struct verdict {
 	const char *code;  /* NULL: allowed */
 	const char *reason; /* finer than code, for the audit line and tests */
 	char message[512];
+	char audit[320];   /* the audit line's message when message quotes the caller's values */
 	cJSON *result;     /* allowed: the tool's answer (owned) */
 	int replayed;
 	int close_after;   /* auth or framing: the connection cannot go on */
@@ -298,7 +298,7 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 	if (v->code) {
 		cJSON_AddStringToObject(line, "code", v->code);
 		cJSON_AddStringToObject(line, "reason", v->reason ? v->reason : "");
-		cJSON_AddStringToObject(line, "message", v->message);
+		cJSON_AddStringToObject(line, "message", v->audit[0] ? v->audit : v->message);
 	}
 	if (v->replayed)
 		cJSON_AddBoolToObject(line, "replayed", 1);
@@ -398,12 +398,14 @@ static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 {
 	struct ledger *l;
 
+	/* A failed open is tried again at the next call: a busy database
+	 * or a directory made a moment late must not fail the whole run. */
 	pthread_mutex_lock(&b->mu);
-	if (b->ledger == NULL && !b->ledger_failed)
+	if (b->ledger == NULL) {
 		bridge_make_parents(b->cfg.state_dir);
-	if (b->ledger == NULL && !b->ledger_failed &&
-	    ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
-		b->ledger_failed = 1;
+		if (ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
+			b->ledger = NULL;
+	}
 	l = b->ledger;
 	snprintf(err, n, "%s", b->ledger_err); /* the ledger names itself */
 	pthread_mutex_unlock(&b->mu);
@@ -543,6 +545,9 @@ static uint32_t bridge_check_call(struct bridge *b, const struct request *rq, st
 	}
 	if (!params_check(p, t, rq->params, &pr)) {
 		verdict_deny(v, "params", "invalid_params", params_verdict_name(pr.verdict), "%s: %s", pr.path, pr.msg);
+		/* The caller is told the value that failed; the audit log keeps
+		 * no parameter values (they may be personal data), only where. */
+		snprintf(v->audit, sizeof(v->audit), "%s: %s", pr.path, params_verdict_name(pr.verdict));
 		return CPOL_NONE;
 	}
 	if (!constraint_eval(p, t, rq->params, &cr)) {
