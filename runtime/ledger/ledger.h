@@ -21,16 +21,27 @@ struct ledger;
 
 /* Opens (creating when absent, mode 0600, in a directory created 0700 when
  * absent) <state_dir>/ledger.sqlite3 in WAL mode with a busy timeout, and
- * migrates its schema to the current version.  A schema newer than this
- * build knows is an error, never a downgrade.  Returns 0, or -1 with err. */
+ * migrates its schema to the current version.  Many processes may open the
+ * same fresh directory at once: a busy database is waited for, up to 5 s
+ * in all.  A schema newer than this build knows is an error, never a
+ * downgrade.  Returns 0, or -1 with err. */
 int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n);
 void ledger_close(struct ledger *l);
 
 /* The schema version this build writes (PRAGMA user_version). */
 int ledger_schema_version(void);
 
+/*
+ * Who a call is for.  Every field is part of some key (docs/ledger.md):
+ * budgets per (exec_id, tool) and (app, tenant, user, tool, day), replay
+ * per (app, tenant, tool, message_id).  The tenant is in both keys because
+ * one state directory serves every tenant of a host: without it one
+ * tenant's message id would fetch another's recorded answer, and two
+ * tenants' users of the same name would share a daily budget.
+ */
 struct ledger_call {
 	const char *app;
+	const char *tenant;  /* from the request context; "" when none, never NULL */
 	const char *tool;
 	const char *user;    /* from the request context; "" when none */
 	const char *exec_id; /* this run */
@@ -40,7 +51,7 @@ struct ledger_call {
 enum ledger_budget {
 	LEDGER_BUDGET_OK = 0, /* counted */
 	LEDGER_BUDGET_RUN,    /* max_run calls already made in this execution */
-	LEDGER_BUDGET_DAY,    /* max_day calls already made by (app, user, tool) today */
+	LEDGER_BUDGET_DAY,    /* max_day calls already made by (app, tenant, user, tool) today */
 	LEDGER_BUDGET_ERROR,  /* err filled */
 };
 
@@ -63,7 +74,7 @@ enum ledger_replay {
 };
 
 /*
- * Side-effect replay for (app, tool, message_id).  params_sha256 is the
+ * Side-effect replay for (app, tenant, tool, message_id).  params_sha256 is the
  * hex SHA-256 of the canonical params text; a repeat with another digest is
  * a CONFLICT.  When the record is `pending` and its owner (pid and process
  * start time, on this host) is alive, waits for it to finish, up to

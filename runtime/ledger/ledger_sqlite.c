@@ -85,6 +85,50 @@ static const char *const ledger_steps[] = {
 	"ALTER TABLE replay ADD COLUMN owner_pidns INTEGER NOT NULL DEFAULT 0;"
 	"CREATE INDEX budget_day_by_day ON budget_day (day);"
 	"CREATE INDEX budget_run_by_created ON budget_run (created);",
+	/* v3: the tenant joins the day and replay keys, so tenants sharing a
+	 * state directory share no budget and no replay record.  SQLite cannot
+	 * change a primary key in place: each table is rebuilt (create, copy,
+	 * drop, rename) inside the step's transaction.  Rows written before
+	 * carry tenant '': they were written without isolation and stay
+	 * visible to calls that have no tenant, to no one else. */
+	"CREATE TABLE budget_day_v3 ("
+	" app TEXT NOT NULL,"
+	" tenant TEXT NOT NULL,"
+	" user TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" day TEXT NOT NULL,"
+	" calls INTEGER NOT NULL,"
+	" PRIMARY KEY (app, tenant, user, tool, day)"
+	") WITHOUT ROWID;"
+	"INSERT INTO budget_day_v3 (app, tenant, user, tool, day, calls)"
+	" SELECT app, '', user, tool, day, calls FROM budget_day;"
+	"DROP TABLE budget_day;"
+	"ALTER TABLE budget_day_v3 RENAME TO budget_day;"
+	"CREATE INDEX budget_day_by_day ON budget_day (day);"
+	"CREATE TABLE replay_v3 ("
+	" app TEXT NOT NULL,"
+	" tenant TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" message_id TEXT NOT NULL,"
+	" params_sha256 TEXT NOT NULL,"
+	" state TEXT NOT NULL CHECK ((state = 'pending' AND response IS NULL)"
+	"  OR (state = 'done' AND response IS NOT NULL)),"
+	" response TEXT,"
+	" owner_pid INTEGER NOT NULL,"
+	" owner_start INTEGER NOT NULL,"
+	" owner_boot TEXT NOT NULL,"
+	" owner_pidns INTEGER NOT NULL,"
+	" exec_id TEXT NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL,"
+	" PRIMARY KEY (app, tenant, tool, message_id)"
+	") WITHOUT ROWID;"
+	"INSERT INTO replay_v3 (app, tenant, tool, message_id, params_sha256, state, response, owner_pid,"
+	" owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
+	" SELECT app, '', tool, message_id, params_sha256, state, response, owner_pid, owner_start,"
+	" owner_boot, owner_pidns, exec_id, created, updated FROM replay;"
+	"DROP TABLE replay;"
+	"ALTER TABLE replay_v3 RENAME TO replay;",
 };
 #define LEDGER_VERSION ((int)(sizeof(ledger_steps) / sizeof(ledger_steps[0])))
 
@@ -114,19 +158,20 @@ static const char *const ledger_sql_text[SQL_COUNT] = {
 	[SQL_RUN_ADD] = "INSERT INTO budget_run (exec_id, tool, calls, created) VALUES (?1, ?2, 1, ?3)"
 			" ON CONFLICT (exec_id, tool) DO UPDATE SET calls = calls + 1",
 	[SQL_RUN_END] = "DELETE FROM budget_run WHERE exec_id = ?1",
-	[SQL_DAY_GET] = "SELECT calls FROM budget_day WHERE app = ?1 AND user = ?2 AND tool = ?3 AND day = ?4",
-	[SQL_DAY_ADD] = "INSERT INTO budget_day (app, user, tool, day, calls) VALUES (?1, ?2, ?3, ?4, 1)"
-			" ON CONFLICT (app, user, tool, day) DO UPDATE SET calls = calls + 1",
+	[SQL_DAY_GET] = "SELECT calls FROM budget_day"
+			" WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND day = ?5",
+	[SQL_DAY_ADD] = "INSERT INTO budget_day (app, tenant, user, tool, day, calls) VALUES (?1, ?2, ?3, ?4, ?5, 1)"
+			" ON CONFLICT (app, tenant, user, tool, day) DO UPDATE SET calls = calls + 1",
 	[SQL_PRUNE_DAY] = "DELETE FROM budget_day WHERE day < date(?1, '-30 days')",
 	[SQL_PRUNE_RUN] = "DELETE FROM budget_run WHERE created < ?1",
 	[SQL_REPLAY_GET] = "SELECT params_sha256, state, response, owner_pid, owner_start, owner_boot, owner_pidns"
-			   " FROM replay WHERE app = ?1 AND tool = ?2 AND message_id = ?3",
-	[SQL_REPLAY_PUT] = "INSERT INTO replay (app, tool, message_id, params_sha256, state, response, owner_pid,"
-			   " owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
-			   " VALUES (?1, ?2, ?3, ?4, 'pending', NULL, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
-	[SQL_REPLAY_DONE] = "UPDATE replay SET state = 'done', response = ?4, updated = ?8"
-			    " WHERE app = ?1 AND tool = ?2 AND message_id = ?3 AND state = 'pending'"
-			    " AND owner_pid = ?5 AND owner_start = ?6 AND owner_boot = ?7",
+			   " FROM replay WHERE app = ?1 AND tenant = ?2 AND tool = ?3 AND message_id = ?4",
+	[SQL_REPLAY_PUT] = "INSERT INTO replay (app, tenant, tool, message_id, params_sha256, state, response,"
+			   " owner_pid, owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
+			   " VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+	[SQL_REPLAY_DONE] = "UPDATE replay SET state = 'done', response = ?5, updated = ?9"
+			    " WHERE app = ?1 AND tenant = ?2 AND tool = ?3 AND message_id = ?4 AND state = 'pending'"
+			    " AND owner_pid = ?6 AND owner_start = ?7 AND owner_boot = ?8",
 };
 
 /* Who a process is on this host: pid and start time (clock ticks since
@@ -145,6 +190,9 @@ struct ledger {
 	pthread_mutex_t mu;
 	struct ledger_owner self;
 	char pruned_day[16]; /* the call day the last prune ran for */
+	/* The SQLite code of the first failure since it was set to SQLITE_OK:
+	 * opening tells a busy database (tried again) from a broken one. */
+	int first_rc;
 };
 
 __attribute__((format(printf, 3, 4))) static void ledger_errf(char *err, size_t n, const char *fmt, ...)
@@ -160,8 +208,37 @@ __attribute__((format(printf, 3, 4))) static void ledger_errf(char *err, size_t 
 
 static int ledger_dberr(struct ledger *l, const char *what, char *err, size_t n)
 {
+	if (l->first_rc == SQLITE_OK)
+		l->first_rc = sqlite3_errcode(l->db);
 	ledger_errf(err, n, "ledger: %s: %s", what, sqlite3_errmsg(l->db));
 	return -1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Sleeps *step ms, cut to what is left before deadline (CLOCK_MONOTONIC
+ * ms), and doubles *step up to LEDGER_POLL_MAX_MS.  Returns 0, without
+ * sleeping, once the deadline has passed. */
+static int ledger_nap(uint64_t deadline, uint64_t *step)
+{
+	uint64_t now = now_ms(), len = *step;
+	struct timespec ts;
+
+	if (now >= deadline)
+		return 0;
+	if (len > deadline - now)
+		len = deadline - now;
+	ts.tv_sec = (time_t)(len / 1000u);
+	ts.tv_nsec = (long)(len % 1000u) * 1000000L;
+	nanosleep(&ts, NULL);
+	*step = *step * 2 > LEDGER_POLL_MAX_MS ? LEDGER_POLL_MAX_MS : *step * 2;
+	return 1;
 }
 
 /* ---- process identity ------------------------------------------------- */
@@ -530,6 +607,52 @@ fail:
 	return -1;
 }
 
+/* Open-time failures worth another try: another process holds the lock. */
+static int ledger_busy(int code)
+{
+	return (code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED;
+}
+
+/*
+ * WAL: readers never block the one writer.  The switch rewrites the file
+ * header, so it needs the write lock, and SQLite does not always call the
+ * busy handler for it: where waiting could deadlock (this connection holds
+ * a read lock another writer waits on), or while another connection runs
+ * WAL recovery, it answers SQLITE_BUSY at once.  Several processes opening
+ * a fresh state directory together hit exactly that, so a busy answer is
+ * tried again here until the deadline.
+ */
+static int ledger_wal(struct ledger *l, const char *path, uint64_t deadline, char *err, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	const char *mode;
+	uint64_t step = 1;
+	int rc = -1, got;
+
+	for (;;) {
+		got = sqlite3_prepare_v2(l->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+		if (got == SQLITE_OK)
+			got = sqlite3_step(st);
+		if (got == SQLITE_ROW)
+			break;
+		if (!ledger_busy(got) || !ledger_nap(deadline, &step)) {
+			ledger_dberr(l, "switching to WAL mode", err, n);
+			goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
+		ledger_errf(err, n, "ledger: %s stays in journal mode %s, not WAL", path, mode != NULL ? mode : "?");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int ledger_schema_version(void)
 {
 	return LEDGER_VERSION;
@@ -539,8 +662,7 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 {
 	char dir[PATH_MAX], path[PATH_MAX + sizeof("/" LEDGER_FILE)];
 	struct ledger *l = NULL;
-	sqlite3_stmt *st = NULL;
-	const char *mode;
+	uint64_t deadline, step = 1;
 	size_t len;
 	int dfd = -1, rc = -1;
 	int64_t start;
@@ -599,35 +721,33 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 		goto out;
 	}
 	sqlite3_extended_result_codes(l->db, 1);
+	/* Before any statement: opening takes no lock, everything after may. */
 	sqlite3_busy_timeout(l->db, LEDGER_BUSY_MS);
 	sqlite3_db_config(l->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(l->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	/* WAL: readers never block the one writer.  synchronous=FULL: a
-	 * `pending` record must be on disk before the tool runs, or a power
-	 * loss could forget it and let the call run twice. */
-	if (sqlite3_prepare_v2(l->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		ledger_dberr(l, "switching to WAL mode", err, n);
+	deadline = now_ms() + LEDGER_BUSY_MS;
+	if (ledger_wal(l, path, deadline, err, n) != 0)
 		goto out;
-	}
-	mode = (const char *)sqlite3_column_text(st, 0);
-	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
-		ledger_errf(err, n, "ledger: %s stays in journal mode %s, not WAL", path, mode != NULL ? mode : "?");
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
+	/* synchronous=FULL: a `pending` record must be on disk before the
+	 * tool runs, or a power loss could forget it and let the call run
+	 * twice.  It takes no lock. */
 	if (sqlite3_exec(l->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
 		ledger_dberr(l, "setting synchronous mode", err, n);
 		goto out;
 	}
-	if (ledger_migrate(l, path, err, n) != 0)
-		goto out;
+	/* Each migration step is one transaction that a busy failure rolls
+	 * back whole, so trying again is safe; the version is read again. */
+	for (;;) {
+		l->first_rc = SQLITE_OK;
+		if (ledger_migrate(l, path, err, n) == 0)
+			break;
+		if (!ledger_busy(l->first_rc) || !ledger_nap(deadline, &step))
+			goto out;
+	}
 	*out = l;
 	l = NULL;
 	rc = 0;
 out:
-	sqlite3_finalize(st);
 	ledger_close(l);
 	if (dfd >= 0)
 		close(dfd);
@@ -697,6 +817,13 @@ static int call_ok(struct ledger *l, const struct ledger_call *c, char *err, siz
 			    LEDGER_MAX_ID);
 		return 0;
 	}
+	/* NULL is a caller that forgot the tenant, not one that has none: read
+	 * as "", it would share every tenant-less record and counter. */
+	if (!id_ok(c->tenant, 1)) {
+		ledger_errf(err, n, "ledger: the call needs a tenant (\"\" for none) of at most %d bytes",
+			    LEDGER_MAX_ID);
+		return 0;
+	}
 	return 1;
 }
 
@@ -722,7 +849,7 @@ static int budget_prune(struct ledger *l, const struct ledger_call *c, int64_t n
 enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call *c, uint32_t max_run,
 				      uint32_t max_day, char *err, size_t n)
 {
-	const char *run_key[2], *day_key[4];
+	const char *run_key[2], *day_key[5];
 	enum ledger_budget res = LEDGER_BUDGET_ERROR;
 	int64_t now = (int64_t)time(NULL), run = 0, day = 0;
 	int ok = 0;
@@ -739,13 +866,14 @@ enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call
 	run_key[0] = c->exec_id;
 	run_key[1] = c->tool;
 	day_key[0] = c->app;
-	day_key[1] = c->user;
-	day_key[2] = c->tool;
-	day_key[3] = c->day;
+	day_key[1] = c->tenant;
+	day_key[2] = c->user;
+	day_key[3] = c->tool;
+	day_key[4] = c->day;
 	if (ledger_tx_begin(l, err, n) != 0)
 		return LEDGER_BUDGET_ERROR;
 	if ((max_run && ledger_count(l, SQL_RUN_GET, run_key, 2, &run, err, n) != 0) ||
-	    (max_day && ledger_count(l, SQL_DAY_GET, day_key, 4, &day, err, n) != 0))
+	    (max_day && ledger_count(l, SQL_DAY_GET, day_key, 5, &day, err, n) != 0))
 		goto out;
 	if (max_run && run >= max_run) {
 		res = LEDGER_BUDGET_RUN;
@@ -756,7 +884,7 @@ enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call
 		goto out;
 	}
 	if ((max_run && ledger_run(l, SQL_RUN_ADD, run_key, 2, 1, now, "counting the call", err, n) != 0) ||
-	    (max_day && ledger_run(l, SQL_DAY_ADD, day_key, 4, 0, 0, "counting the call", err, n) != 0) ||
+	    (max_day && ledger_run(l, SQL_DAY_ADD, day_key, 5, 0, 0, "counting the call", err, n) != 0) ||
 	    budget_prune(l, c, now, err, n) != 0)
 		goto out;
 	ok = 1;
@@ -797,7 +925,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
 static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call *c, const char *message_id,
 				     const char *digest, char **response, int *wait, char *err, size_t n)
 {
-	const char *key[4] = {c->app, c->tool, message_id, digest};
+	const char *key[5] = {c->app, c->tenant, c->tool, message_id, digest};
 	enum ledger_replay res = LEDGER_REPLAY_ERROR;
 	struct ledger_owner o;
 	sqlite3_stmt *st, *put;
@@ -809,7 +937,7 @@ static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call 
 	st = ledger_stmt(l, SQL_REPLAY_GET, err, n);
 	if (st == NULL)
 		goto out;
-	rc = bind_texts(st, key, 3);
+	rc = bind_texts(st, key, 4);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -846,15 +974,15 @@ static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call 
 	put = ledger_stmt(l, SQL_REPLAY_PUT, err, n);
 	if (put == NULL)
 		goto out;
-	rc = bind_texts(put, key, 4);
+	rc = bind_texts(put, key, 5);
 	if (rc == SQLITE_OK)
-		rc = bind_owner(put, 5, &l->self);
+		rc = bind_owner(put, 6, &l->self);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(put, 8, l->self.pidns);
+		rc = sqlite3_bind_int64(put, 9, l->self.pidns);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(put, 9, c->exec_id, -1, SQLITE_STATIC);
+		rc = sqlite3_bind_text(put, 10, c->exec_id, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(put, 10, (int64_t)time(NULL));
+		rc = sqlite3_bind_int64(put, 11, (int64_t)time(NULL));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(put);
 	if (rc != SQLITE_DONE)
@@ -874,21 +1002,12 @@ out:
 	return res;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
 				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
 				       size_t n)
 {
-	uint64_t start, now, left, step = 1;
+	uint64_t deadline, step = 1;
 	enum ledger_replay res;
-	struct timespec ts;
 	int wait;
 
 	if (response == NULL) {
@@ -905,7 +1024,8 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
 			    LEDGER_MAX_ID);
 		return LEDGER_REPLAY_ERROR;
 	}
-	start = now_ms();
+	deadline = now_ms();
+	deadline = wait_ms > UINT64_MAX - deadline ? UINT64_MAX : deadline + wait_ms;
 	for (;;) {
 		res = replay_try(l, c, message_id, params_sha256, response, &wait, err, n);
 		if (!wait)
@@ -913,23 +1033,15 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
 		/* Pending under a live owner: look again later, holding neither
 		 * the mutex nor a transaction, so the owner (maybe another
 		 * thread of ours) can finish. */
-		now = now_ms();
-		if (now - start >= wait_ms)
+		if (!ledger_nap(deadline, &step))
 			return LEDGER_REPLAY_IN_DOUBT;
-		left = wait_ms - (now - start);
-		if (step > left)
-			step = left;
-		ts.tv_sec = (time_t)(step / 1000u);
-		ts.tv_nsec = (long)(step % 1000u) * 1000000L;
-		nanosleep(&ts, NULL);
-		step = step * 2 > LEDGER_POLL_MAX_MS ? LEDGER_POLL_MAX_MS : step * 2;
 	}
 }
 
 int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n)
 {
-	const char *key[4] = {NULL, NULL, message_id, response};
+	const char *key[5] = {NULL, NULL, NULL, message_id, response};
 	sqlite3_stmt *st;
 	int rc = -1, ok = 0;
 
@@ -940,17 +1052,18 @@ int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const ch
 		return -1;
 	}
 	key[0] = c->app;
-	key[1] = c->tool;
+	key[1] = c->tenant;
+	key[2] = c->tool;
 	if (ledger_tx_begin(l, err, n) != 0)
 		return -1;
 	st = ledger_stmt(l, SQL_REPLAY_DONE, err, n);
 	if (st == NULL)
 		goto out;
-	rc = bind_texts(st, key, 4);
+	rc = bind_texts(st, key, 5);
 	if (rc == SQLITE_OK)
-		rc = bind_owner(st, 5, &l->self);
+		rc = bind_owner(st, 6, &l->self);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 8, (int64_t)time(NULL));
+		rc = sqlite3_bind_int64(st, 9, (int64_t)time(NULL));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	ledger_done(st);
@@ -961,8 +1074,9 @@ int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const ch
 	/* Only the process ledger_replay_begin() said RUN to may finish, and
 	 * only once: anything else is a bug in the caller, not a new answer. */
 	if (sqlite3_changes(l->db) != 1) {
-		ledger_errf(err, n, "ledger: %s/%s message %s has no pending record owned by this process", c->app,
-			    c->tool, message_id);
+		ledger_errf(err, n,
+			    "ledger: %s/%s message %s (tenant \"%s\") has no pending record owned by this process",
+			    c->app, c->tool, message_id, c->tenant);
 		goto out;
 	}
 	ok = 1;

@@ -718,6 +718,7 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 
 	bridge_today(day);
 	lc = (struct ledger_call){ .app = b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "",
+				   .tenant = ctx_str(b, "tenant"),
 				   .tool = tool->id,
 				   .user = ctx_str(b, "user"),
 				   .exec_id = b->cfg.exec_id,

@@ -1,7 +1,8 @@
 /*
  * test_ledger.c - the ledger (runtime/ledger/): budgets counted exactly,
  * replay records that run a side effect at most once across threads,
- * processes and crashes, schema migration and refusal, and a state
+ * processes and crashes, tenants kept apart, schema migration and
+ * refusal, many processes opening a fresh ledger at once, and a state
  * directory nobody else can swap.
  */
 #include <stdarg.h>
@@ -91,8 +92,14 @@ static int setup_open(void **state)
 static struct ledger_call call_of(const char *app, const char *tool, const char *user, const char *exec_id,
 				  const char *day)
 {
-	struct ledger_call c = {.app = app, .tool = tool, .user = user, .exec_id = exec_id, .day = day};
+	struct ledger_call c = {.app = app, .tenant = "", .tool = tool, .user = user, .exec_id = exec_id, .day = day};
 
+	return c;
+}
+
+static struct ledger_call call_in(const char *tenant, struct ledger_call c)
+{
+	c.tenant = tenant;
 	return c;
 }
 
@@ -255,19 +262,80 @@ static void test_open_refuses_links_and_strangers(void **state)
 	assert_int_equal(ledger_open(NULL, &l, err, sizeof(err)), -1);
 }
 
-/* What a v1 build wrote, spelled out here rather than taken from the
- * implementation, so a changed v1 step fails this test. */
-static const char V1_SCHEMA[] =
-	"CREATE TABLE budget_run (exec_id TEXT NOT NULL, tool TEXT NOT NULL, calls INTEGER NOT NULL,"
-	" created INTEGER NOT NULL, PRIMARY KEY (exec_id, tool)) WITHOUT ROWID;"
-	"CREATE TABLE budget_day (app TEXT NOT NULL, user TEXT NOT NULL, tool TEXT NOT NULL, day TEXT NOT NULL,"
-	" calls INTEGER NOT NULL, PRIMARY KEY (app, user, tool, day)) WITHOUT ROWID;"
-	"CREATE TABLE replay (app TEXT NOT NULL, tool TEXT NOT NULL, message_id TEXT NOT NULL,"
-	" params_sha256 TEXT NOT NULL, state TEXT NOT NULL CHECK ((state = 'pending' AND response IS NULL)"
-	"  OR (state = 'done' AND response IS NOT NULL)), response TEXT, owner_pid INTEGER NOT NULL,"
-	" owner_start INTEGER NOT NULL, exec_id TEXT NOT NULL, created INTEGER NOT NULL,"
+/* The tables a v1 build wrote, spelled out here rather than taken from the
+ * implementation, so a changed v1 or v2 step fails the migration tests. */
+#define V1_TABLES \
+	"CREATE TABLE budget_run (exec_id TEXT NOT NULL, tool TEXT NOT NULL, calls INTEGER NOT NULL," \
+	" created INTEGER NOT NULL, PRIMARY KEY (exec_id, tool)) WITHOUT ROWID;" \
+	"CREATE TABLE budget_day (app TEXT NOT NULL, user TEXT NOT NULL, tool TEXT NOT NULL," \
+	" day TEXT NOT NULL, calls INTEGER NOT NULL, PRIMARY KEY (app, user, tool, day)) WITHOUT ROWID;" \
+	"CREATE TABLE replay (app TEXT NOT NULL, tool TEXT NOT NULL, message_id TEXT NOT NULL," \
+	" params_sha256 TEXT NOT NULL, state TEXT NOT NULL CHECK ((state = 'pending' AND response IS NULL)" \
+	"  OR (state = 'done' AND response IS NOT NULL)), response TEXT, owner_pid INTEGER NOT NULL," \
+	" owner_start INTEGER NOT NULL, exec_id TEXT NOT NULL, created INTEGER NOT NULL," \
 	" updated INTEGER NOT NULL, PRIMARY KEY (app, tool, message_id)) WITHOUT ROWID;"
-	"PRAGMA user_version = 1;";
+
+static const char V1_SCHEMA[] = V1_TABLES "PRAGMA user_version = 1;";
+
+/* What a v2 build wrote: v1 and its one step. */
+static const char V2_SCHEMA[] = V1_TABLES
+	"ALTER TABLE replay ADD COLUMN owner_boot TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE replay ADD COLUMN owner_pidns INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX budget_day_by_day ON budget_day (day);"
+	"CREATE INDEX budget_run_by_created ON budget_run (created);"
+	"PRAGMA user_version = 2;";
+
+/* Writes an old ledger (schema, then rows) by hand, then opens it, which
+ * migrates it. */
+static void old_ledger_open(struct fx *f, const char *schema, const char *rows)
+{
+	char err[256];
+	sqlite3 *db;
+
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	db = raw_open(f->db, 1);
+	raw_exec(db, schema);
+	raw_exec(db, rows);
+	sqlite3_close(db);
+	assert_int_equal(chmod(f->db, 0600), 0);
+	if (ledger_open(f->state, &f->l, err, sizeof(err)) != 0)
+		fail_msg("migrating: %s", err);
+}
+
+/* The rows both old-ledger tests write mean what they meant, for c: ann's
+ * day counter at 2 (of 3), m-done recorded, m-pending left by a dead owner. */
+static void assert_old_rows_kept(struct fx *f, const struct ledger_call *c)
+{
+	char err[256], *resp = NULL;
+
+	assert_int_equal(ledger_budget_take(f->l, c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_replay_begin(f->l, c, "m-done", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "{\"sent\":1}");
+	free(resp);
+	resp = NULL;
+	assert_int_equal(ledger_replay_begin(f->l, c, "m-pending", DIG_A, 2000, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_null(resp);
+}
+
+/* The v3 keys, read from the schema: (app, tenant, tool, message_id) and
+ * (app, tenant, user, tool, day), and the prune indexes still there. */
+static void assert_v3_schema(sqlite3 *db)
+{
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,tool,message_id' FROM"
+				     " (SELECT name FROM pragma_table_info('replay') WHERE pk > 0 ORDER BY pk)"),
+			 1);
+	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,user,tool,day' FROM"
+				     " (SELECT name FROM pragma_table_info('budget_day') WHERE pk > 0 ORDER BY pk)"),
+			 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+				     " ('budget_day_by_day', 'budget_run_by_created')"),
+			 2);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v3'"), 0);
+}
 
 static void test_migrates_v1(void **state)
 {
@@ -276,38 +344,71 @@ static void test_migrates_v1(void **state)
 	char err[256], sql[512], *resp = NULL;
 	sqlite3 *db;
 
-	assert_int_equal(mkdir(f->state, 0700), 0);
-	db = raw_open(f->db, 1);
-	raw_exec(db, V1_SCHEMA);
-	raw_exec(db, "INSERT INTO budget_day VALUES ('cafe', 'ann', 'mail.send', '2024-05-01', 2)");
 	snprintf(sql, sizeof(sql),
+		 "INSERT INTO budget_day VALUES ('cafe', 'ann', 'mail.send', '2024-05-01', 2);"
 		 "INSERT INTO replay VALUES ('cafe', 'mail.send', 'm-done', '%s', 'done', '{\"sent\":1}', 1, 1, 'e0',"
 		 " 0, 0), ('cafe', 'mail.send', 'm-pending', '%s', 'pending', NULL, %d, 1, 'e0', 0, 0)",
 		 DIG_A, DIG_A, (int)dead_pid());
-	raw_exec(db, sql);
-	sqlite3_close(db);
-	assert_int_equal(chmod(f->db, 0600), 0);
-
-	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), 0);
+	old_ledger_open(f, V1_SCHEMA, sql);
 	db = raw_open(f->db, 0);
 	assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version());
 	assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('replay') WHERE name = 'owner_boot'"), 1);
-	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'budget_day_by_day'"), 1);
+	assert_v3_schema(db);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay WHERE tenant = '' AND owner_boot = ''"), 2);
 	sqlite3_close(db);
 
-	/* the v1 rows mean what they meant */
-	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
-	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_A, 0, &resp, err, sizeof(err)),
-			 LEDGER_REPLAY_RECORDED);
-	assert_string_equal(resp, "{\"sent\":1}");
-	free(resp);
-	resp = NULL;
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m-pending", DIG_A, 2000, &resp, err, sizeof(err)),
-			 LEDGER_REPLAY_IN_DOUBT);
+	assert_old_rows_kept(f, &c);
 	/* and the new columns work */
 	assert_int_equal(ledger_replay_begin(f->l, &c, "m-new", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m-new", "ok", err, sizeof(err)), 0);
+}
+
+/* A v2 ledger with rows: the rebuild keeps every row and column, the rows
+ * belong to tenant "" (written without isolation), and no other tenant
+ * sees them. */
+static void test_migrates_v2(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call acme = call_in("acme", c);
+	struct ledger_call crashed = call_of("cafe", "mail.send", "ann", "crashed", "2024-05-01");
+	char err[256], sql[1024], *resp = NULL;
+	sqlite3 *db;
+
+	/* the run counter is created now, or the first counting call would
+	 * prune it */
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO budget_day VALUES ('cafe', 'ann', 'mail.send', '2024-05-01', 2),"
+		 " ('cafe', 'bob', 'mail.send', '2024-05-01', 7);"
+		 "INSERT INTO budget_run VALUES ('crashed', 'mail.send', 4, CAST(strftime('%%s', 'now') AS INTEGER));"
+		 "INSERT INTO replay VALUES ('cafe', 'mail.send', 'm-done', '%s', 'done', '{\"sent\":1}', 1, 1, 'e0',"
+		 " 10, 11, 'boot-x', 77), ('cafe', 'mail.send', 'm-pending', '%s', 'pending', NULL, %d, 1, 'e0',"
+		 " 12, 12, '', 0)",
+		 DIG_A, DIG_A, (int)dead_pid());
+	old_ledger_open(f, V2_SCHEMA, sql);
+	db = raw_open(f->db, 0);
+	assert_v3_schema(db);
+	/* every row and column came across, tenant '' */
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM budget_day WHERE tenant = ''"), 2);
+	assert_int_equal(raw_int(db, "SELECT calls FROM budget_day WHERE user = 'bob'"), 7);
+	assert_int_equal(raw_int(db, "SELECT calls FROM budget_run WHERE exec_id = 'crashed'"), 4);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay WHERE tenant = '' AND message_id = 'm-done'"
+				     " AND state = 'done' AND owner_boot = 'boot-x' AND owner_pidns = 77"
+				     " AND exec_id = 'e0' AND created = 10 AND updated = 11"),
+			 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay"), 2);
+	sqlite3_close(db);
+
+	/* tenant '': the old rows mean what they meant */
+	assert_old_rows_kept(f, &c);
+	assert_int_equal(ledger_budget_take(f->l, &crashed, 5, 0, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &crashed, 5, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
+	/* another tenant sees none of them */
+	assert_int_equal(ledger_budget_take(f->l, &acme, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_replay_begin(f->l, &acme, "m-done", DIG_B, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	assert_null(resp);
+	assert_int_equal(ledger_replay_finish(f->l, &acme, "m-done", "acme's", err, sizeof(err)), 0);
 }
 
 static void test_refuses_newer_schema(void **state)
@@ -396,6 +497,26 @@ static void test_budget_per_day(void **state)
 	assert_int_equal(ledger_budget_take(f->l, &app, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
 }
 
+/* Regression: tenants sharing a state directory shared daily budgets when
+ * their users had the same name. */
+static void test_tenant_budget_isolated(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call acme = call_in("acme", c), globex = call_in("globex", c);
+	char err[256];
+
+	assert_int_equal(ledger_budget_take(f->l, &acme, 0, 2, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &acme, 0, 2, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &acme, 0, 2, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	/* globex's ann has spent nothing, nor has the tenant-less ann */
+	assert_int_equal(ledger_budget_take(f->l, &globex, 0, 2, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &globex, 0, 2, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &globex, 0, 2, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 1, err, sizeof(err)), LEDGER_BUDGET_DAY);
+}
+
 static void test_budget_refusal_counts_neither(void **state)
 {
 	struct fx *f = *state;
@@ -449,7 +570,7 @@ static void test_bad_input_is_an_error(void **state)
 					       "2024-01-011", "", "yesterday"};
 	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-02-29");
 	struct ledger_call none = call_of("", "mail.send", "ann", "e1", "2024-02-29");
-	char err[256], *resp = (char *)"untouched";
+	char err[256], longid[1026], *resp = (char *)"untouched";
 	size_t i;
 
 	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
@@ -465,6 +586,20 @@ static void test_bad_input_is_an_error(void **state)
 	c.user = NULL;
 	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
 	c.user = "ann";
+	/* a forgotten tenant is an error, never read as "" */
+	c.tenant = NULL;
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_non_null(strstr(err, "tenant"));
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_non_null(strstr(err, "tenant"));
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "tenant"));
+	memset(longid, 'x', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	c.tenant = longid;
+	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_non_null(strstr(err, "tenant"));
+	c.tenant = "";
 	assert_int_equal(ledger_budget_take(f->l, &none, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
 	assert_non_null(strstr(err, "non-empty"));
 	assert_int_equal(ledger_budget_take(NULL, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
@@ -509,11 +644,53 @@ static void test_replay_records_once(void **state)
 	assert_string_equal(resp, "{\"id\":\"42\"}");
 	free(resp);
 	resp = NULL;
-	/* the key is (app, tool, message id) */
+	/* the key is (app, tenant, tool, message id): another tool, another record */
 	assert_int_equal(ledger_replay_begin(f->l, &other_tool, "m1", DIG_A, 0, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
 	/* never begun */
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m-none", "{}", err, sizeof(err)), -1);
+}
+
+/* Regression: with one state directory for many tenants, tenant B's
+ * message id fetched tenant A's recorded answer (a leak), or a CONFLICT
+ * told B that A had used the id.  Each tenant runs its own call once. */
+static void test_tenant_replay_isolated(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call a = call_in("acme", c), b = call_in("globex", c);
+	char err[256], *resp = NULL;
+	uint64_t t0;
+	int runs = 0;
+
+	/* A's record is pending: B neither waits for it nor conflicts with it */
+	runs += ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
+	t0 = ms_now();
+	runs += ledger_replay_begin(f->l, &b, "m1", DIG_B, 2000, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
+	assert_true(ms_now() - t0 < 1000);
+	assert_int_equal(runs, 2);
+	assert_null(resp);
+	/* nor may one finish the other's: B finishes its own record only */
+	assert_int_equal(ledger_replay_finish(f->l, &b, "m1", "globex's answer", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_finish(f->l, &b, "m1", "again", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "globex"));
+	assert_int_equal(ledger_replay_finish(f->l, &a, "m1", "acme's answer", err, sizeof(err)), 0);
+	/* each gets its own answer back, and its own conflicts */
+	assert_int_equal(ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "acme's answer");
+	free(resp);
+	resp = NULL;
+	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_B, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "globex's answer");
+	free(resp);
+	resp = NULL;
+	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_CONFLICT);
+	/* a call without a tenant is a third party, not a wildcard */
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_null(resp);
 }
 
 static void test_replay_conflict(void **state)
@@ -757,6 +934,84 @@ static void test_replay_two_processes_race(void **state)
 	}
 }
 
+#define OPEN_RACE_PROCS 8
+#define OPEN_RACE_ROUNDS 20
+
+/* A child of the open race: waits for the start, opens the fresh ledger,
+ * takes a budget and a replay record; exits 0, or 1 with the error on out. */
+static void open_race_child(const char *dir, int go, int out, int k)
+{
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e-open", "2024-05-01");
+	struct ledger *l = NULL;
+	char err[256] = "", id[32], b, *resp = NULL;
+	enum ledger_replay r;
+	int ok = 0;
+
+	if (read(go, &b, 1) < 0)
+		_exit(2);
+	snprintf(id, sizeof(id), "m%d", k);
+	if (ledger_open(dir, &l, err, sizeof(err)) == 0 &&
+	    ledger_budget_take(l, &c, 0, 100, err, sizeof(err)) == LEDGER_BUDGET_OK) {
+		r = ledger_replay_begin(l, &c, id, DIG_A, 3000, &resp, err, sizeof(err));
+		ok = r == LEDGER_REPLAY_RUN && ledger_replay_finish(l, &c, id, "sent", err, sizeof(err)) == 0;
+		if (!ok && err[0] == '\0')
+			snprintf(err, sizeof(err), "replay answered %d, not RUN", (int)r);
+	}
+	free(resp);
+	ledger_close(l);
+	if (!ok && write(out, err, strlen(err) + 1) < 0)
+		_exit(2);
+	_exit(ok ? 0 : 1);
+}
+
+/* Regression: supervisors opening a new state directory at the same moment;
+ * one failed with "switching to WAL mode: database is locked" (about one
+ * pair in 25).  Every one of them must open it and use it. */
+static void test_first_open_race(void **state)
+{
+	struct fx *f = *state;
+	char dir[200], why[300];
+	int round, k, go[2], out[2], st, failed = 0;
+	pid_t kid[OPEN_RACE_PROCS];
+	ssize_t got;
+	sqlite3 *db;
+
+	for (round = 0; round < OPEN_RACE_ROUNDS; round++) {
+		snprintf(dir, sizeof(dir), "%s/round%d", f->tmp, round);
+		assert_int_equal(pipe(go), 0);
+		assert_int_equal(pipe(out), 0);
+		for (k = 0; k < OPEN_RACE_PROCS; k++) {
+			kid[k] = fork();
+			assert_true(kid[k] >= 0);
+			if (kid[k] == 0) {
+				close(go[1]);
+				close(out[0]);
+				open_race_child(dir, go[0], out[1], k);
+			}
+		}
+		close(go[0]);
+		close(out[1]);
+		close(go[1]); /* every child reads EOF at once */
+		for (k = 0; k < OPEN_RACE_PROCS; k++) {
+			assert_int_equal(waitpid(kid[k], &st, 0), kid[k]);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				failed++;
+		}
+		got = read(out[0], why, sizeof(why) - 1);
+		why[got > 0 ? got : 0] = '\0';
+		close(out[0]);
+		if (failed != 0)
+			fail_msg("round %d: %d of %d processes failed; first error: %s", round, failed,
+				 OPEN_RACE_PROCS, why);
+		snprintf(why, sizeof(why), "%s/ledger.sqlite3", dir);
+		db = raw_open(why, 0);
+		assert_int_equal(raw_int(db, "SELECT calls FROM budget_day"), OPEN_RACE_PROCS);
+		assert_int_equal(raw_int(db, "SELECT count(*) FROM replay WHERE state = 'done'"), OPEN_RACE_PROCS);
+		assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version());
+		sqlite3_close(db);
+	}
+}
+
 /* This process runs the id; another process asks for it meanwhile and
  * must wait for the answer, not run it and not give up. */
 static void test_replay_other_process_waits(void **state)
@@ -868,13 +1123,17 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_creates_private_wal, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_open_refuses_links_and_strangers, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v2, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_first_open_race, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_per_run, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_per_day, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_budget_isolated, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_refusal_counts_neither, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_is_an_error, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_records_once, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_replay_isolated, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_conflict, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_owner_identity, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_two_threads, setup_open, teardown),
