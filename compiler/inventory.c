@@ -709,7 +709,7 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 		else
 			t->max_calls = (uint32_t)u;
 	}
-	/* Counted by the ledger across runs, per (app, user, tool, UTC day);
+	/* Counted by the ledger across runs, per (app, tenant, user, tool, UTC day);
 	 * leaving the key out, not 0, is how to say "no daily budget". */
 	if ((v = ymap_get(n, "max_calls_per_day")) != NULL) {
 		PATH(sub, "%s.max_calls_per_day", path);

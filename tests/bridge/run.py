@@ -766,7 +766,7 @@ def tree_bytes(top):
 
 
 def check_budget_day():
-    """max_calls_per_day 2 for (app, user, tool), across runs in one ledger."""
+    """max_calls_per_day 2 for (app, tenant, user, tool), across runs in one ledger."""
     state = os.path.join(W, "state-daily")
     day = req("test.daily")
     r1 = Run("daily-1", "calls", {"calls": [day, day]}, state=state).wait()

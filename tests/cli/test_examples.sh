@@ -212,11 +212,17 @@ TOOL_ENV="CORDON_MESSAGE_ID=weekly-2"
 # shellcheck disable=SC2086
 tool 0 mail/mail-send $SENDARGS <"$T/mail.json"
 [ "$(ans 'a["messageId"]')" != "$id1" ] || die "another message id, the same Message-ID"
+# Another tenant's call with the same message id is another mail (the
+# ledger keeps their replay records apart too).
+TOOL_ENV="CORDON_MESSAGE_ID=weekly-1 CORDON_TENANT=t2"
+# shellcheck disable=SC2086
+tool 0 mail/mail-send $SENDARGS <"$T/mail.json"
+[ "$(ans 'a["messageId"]')" != "$id1" ] || die "another tenant, the same Message-ID"
 TOOL_ENV=
 # shellcheck disable=SC2086
 tool 0 mail/mail-send $SENDARGS <"$T/mail.json"
 [ "$(ans 'a["messageId"]')" != "$id1" ] || die "no message id, the same Message-ID"
-[ "$(ls "$MD/new" | wc -l)" -eq 4 ] || die "want 4 messages"
+[ "$(ls "$MD/new" | wc -l)" -eq 5 ] || die "want 5 messages"
 pass "mail-send: Maildir delivery, headers, modes, secret fingerprint and no secret text, Message-ID from the message id"
 
 # Unsafe maildirs are refused (exit 1), and nothing lands behind a link.
@@ -253,7 +259,7 @@ EOF
 $PY -c 'import json; print(json.dumps({"to": "a@example.org", "subject": "s", "body": "é" * 40000}))' >"$T/longbody"
 # shellcheck disable=SC2086
 refused mail/mail-send invalid_params $SENDARGS <"$T/longbody"
-[ "$(ls "$MD/new" | wc -l)" -eq 4 ] || die "a refused call delivered something"
+[ "$(ls "$MD/new" | wc -l)" -eq 5 ] || die "a refused call delivered something"
 pass "mail-send: unsafe maildirs, bad arguments and $((i + 1)) kinds of bad params refused, nothing delivered"
 
 # 6. mail-send --smtp against a fake server that records what it is told.
