@@ -854,6 +854,34 @@ def check_replay_concurrent():
          "two runs, one message id, sent at once: 1 execution (1.5 s), both answered with its result, one replayed")
 
 
+def check_replay_tenants():
+    """One ledger, two tenants, one message id: each tenant's call runs
+    once, and neither gets the other's recorded answer (the replay key has
+    the tenant in it, docs/ledger.md)."""
+    mid = uniq("tenants")
+    state = os.path.join(W, "state-tenants")
+    call = req("test.counter", {"item": "invoice"}, messageId=mid)
+    r1 = Run("tenant-acme", "calls", {"calls": [call]}, state=state).wait()
+    r2 = Run("tenant-globex", "calls", {"calls": [call]}, context=dict(CTX, tenant="globex", user="zoe"),
+             state=state).wait()
+    bad = []
+    answers = []
+    for r in (r1, r2):
+        ans = (r.calls() or [{}])[0].get("answer") or {}
+        answers.append(ans)
+        line = Audit(r).take(ans)
+        bad += ["%s: %s" % (r.name, b) for b in judge(ans, line, ("ok", "exec"))]
+        if ans.get("replayed"):
+            bad.append("%s: answered with a recorded answer" % r.name)
+    if answers[0].get("result") is not None and answers[0].get("result") == answers[1].get("result"):
+        bad.append("both tenants got the same answer: %s" % answers[0].get("result"))
+    n = len(counter_lines(mid))
+    if n != 2:
+        bad.append("the counter ran %d times, want once per tenant" % n)
+    emit(not bad, "replay_tenants", "; ".join(bad) if bad else
+         "tenants acme and globex, one message id, one ledger: the tool ran once for each, no replayed answer")
+
+
 def check_in_doubt():
     """A supervisor SIGKILLed while the side-effect tool runs leaves the
     record pending; a later run with that id gets in_doubt and the tool is
@@ -1076,7 +1104,7 @@ def main():
         BLOBS = compile_blobs()
         checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer,
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
-                  check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout, check_concurrent_calls]
+                  check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout, check_concurrent_calls]
 
         def guarded(fn):
             try:
