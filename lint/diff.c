@@ -5,9 +5,11 @@
  * name, output path, parameter name), never by position, so a reordering
  * is no change.  The seccomp filters are compared by running both in the
  * BPF interpreter: every syscall number with argument vectors built from
- * the constants either program compares against (each, one above and one
- * below, in the low and the high half), so an argument condition that was
- * loosened shows as "allowed for more arguments".
+ * the constants either program tests that syscall's arguments against
+ * (each, one above and one below, in the low and the high half), in
+ * combination across arguments, so an argument condition that was
+ * loosened, also in a second argument, shows as "allowed for some
+ * arguments".
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +22,6 @@
 #include "lint/diff.h"
 
 #define SYSCALL_MAX_NR 512 /* x86_64 numbers; x32 ones are refused by every prelude */
-#define MAX_CONSTS 512
 
 const char *lint_fmt_size(uint64_t v, char *buf, size_t cap)
 {
@@ -315,8 +316,8 @@ static void diff_mounts(struct diff_result *r, const struct cpol_policy *a, cons
 			continue;
 		}
 		mount_words(o, x, sizeof(x));
-		if (o->type != n->type)
-			add(r, DIFF_CHANGE, x, y, "mounts[%s]", n->target);
+		if (o->type != n->type) /* a tmpfs that becomes a host path widens */
+			add(r, n->type == CPOL_MOUNT_BIND ? DIFF_WIDEN : DIFF_NARROW, x, y, "mounts[%s]", n->target);
 		else if (n->type == CPOL_MOUNT_BIND && strcmp(o->source, n->source) != 0)
 			add(r, DIFF_WIDEN, o->source, n->source, "mounts[%s].source", n->target);
 		snprintf(x, sizeof(x), "mounts[%s].rw", n->target);
@@ -335,42 +336,249 @@ static void diff_mounts(struct diff_result *r, const struct cpol_policy *a, cons
 
 /* --- seccomp -------------------------------------------------------------- */
 
-struct consts {
-	uint64_t v[MAX_CONSTS];
-	size_t n;
+/*
+ * Which argument values to try for one syscall.  A condition can join
+ * several arguments (`domain == AF_INET && type == SOCK_STREAM`), so trying
+ * one argument at a time with the others at 0 misses a loosened second
+ * argument.  Instead each program is walked from the top with nr and arch
+ * known and the argument words unknown, following both branches of every
+ * test on an argument word: the constants met on the way are what that
+ * syscall's decision depends on, per word.  Every combination of those
+ * values (each constant, one above and one below, and 0) over the arguments
+ * involved is then run through both filters.
+ */
+#define SC_WORDS 12         /* args[0..5], low and high halves */
+#define SC_WORD_VALS 160    /* candidates kept per word */
+#define SC_ARG_VALS 1024    /* lo x hi combinations kept per argument */
+#define SC_WALK_STATES 8192 /* distinct (pc, A, X) states walked per syscall */
+#define SC_FULL_COMBOS 200000
+
+enum sc_kind { SC_CONST, SC_WORD, SC_UNKNOWN };
+
+struct sc_reg {
+	uint8_t kind;
+	uint32_t v; /* SC_CONST: the value; SC_WORD: the word index */
 };
 
-static void const_add(struct consts *c, uint64_t v)
+struct sc_words {
+	uint32_t v[SC_WORDS][SC_WORD_VALS];
+	size_t n[SC_WORDS];
+	int incomplete; /* the walk gave up: every constant goes to every word */
+};
+
+static void word_add(struct sc_words *w, unsigned word, uint32_t k)
+{
+	const uint32_t c[3] = { k, k + 1, k - 1 };
+	size_t i, j;
+
+	for (j = 0; j < 3; j++) {
+		for (i = 0; i < w->n[word] && w->v[word][i] != c[j]; i++)
+			;
+		if (i == w->n[word] && w->n[word] < SC_WORD_VALS)
+			w->v[word][w->n[word]++] = c[j];
+	}
+}
+
+static void word_note(struct sc_words *w, const struct sc_reg *r, uint32_t k)
+{
+	if (r->kind == SC_WORD)
+		word_add(w, r->v, k);
+}
+
+/* A mask (and, jset): each of its bits alone too, so a flag dropped from
+ * a forbidden set (`!(flags & (CLONE_NEWNET | ...))`) is tried by itself. */
+static void word_note_bits(struct sc_words *w, const struct sc_reg *r, uint32_t k)
+{
+	unsigned bit;
+
+	word_note(w, r, k);
+	for (bit = 0; bit < 32; bit++)
+		if (k & (1u << bit))
+			word_note(w, r, 1u << bit);
+}
+
+struct sc_state {
+	uint32_t pc;
+	struct sc_reg a, x;
+};
+
+struct sc_walk {
+	const struct cpol_bpf *prog;
+	uint32_t n;
+	struct sc_state *stack, *seen;
+	size_t nstack, nseen;
+};
+
+/* 1 when s is new (and now recorded), 0 when walked before, -1 when the
+ * budget is spent. */
+static int walk_mark(struct sc_walk *w, const struct sc_state *s)
 {
 	size_t i;
 
-	for (i = 0; i < c->n; i++)
-		if (c->v[i] == v)
-			return;
-	if (c->n < MAX_CONSTS)
-		c->v[c->n++] = v;
+	for (i = 0; i < w->nseen; i++)
+		if (w->seen[i].pc == s->pc && w->seen[i].a.kind == s->a.kind && w->seen[i].a.v == s->a.v &&
+		    w->seen[i].x.kind == s->x.kind && w->seen[i].x.v == s->x.v)
+			return 0;
+	if (w->nseen == SC_WALK_STATES)
+		return -1;
+	w->seen[w->nseen++] = *s;
+	return 1;
 }
 
-/* Every constant a program compares against (jumps with an immediate), with
- * its neighbours, in the low half and in the high half of an argument. */
-static void consts_of(const struct cpol_policy *p, struct consts *c)
+static int walk_push(struct sc_walk *w, uint32_t pc, const struct sc_reg *a, const struct sc_reg *x)
+{
+	struct sc_state s;
+	int m;
+
+	memset(&s, 0, sizeof(s));
+	s.pc = pc;
+	s.a = *a;
+	s.x = *x;
+	if (pc >= w->n)
+		return 0; /* an invalid jump: the simulator refuses the run */
+	if ((m = walk_mark(w, &s)) <= 0)
+		return m;
+	w->stack[w->nstack++] = s;
+	return 0;
+}
+
+static uint32_t alu_k(uint16_t op, uint32_t a, uint32_t k, int *ok)
+{
+	*ok = 1;
+	switch (op) {
+	case 0x00: return a + k;                  /* BPF_ADD */
+	case 0x10: return a - k;                  /* BPF_SUB */
+	case 0x20: return a * k;                  /* BPF_MUL */
+	case 0x50: return a & k;                  /* BPF_AND */
+	case 0x40: return a | k;                  /* BPF_OR */
+	case 0xa0: return a ^ k;                  /* BPF_XOR */
+	case 0x60: return k < 32 ? a << k : 0;    /* BPF_LSH */
+	case 0x70: return k < 32 ? a >> k : 0;    /* BPF_RSH */
+	case 0x80: return (uint32_t)-a;           /* BPF_NEG */
+	}
+	*ok = 0;
+	return 0;
+}
+
+/* Walk p for syscall nr and add the constants its argument tests use to
+ * *w.  An instruction the walk does not model sends it the safe way: both
+ * branches, or, past the budget, every constant to every word. */
+static void sc_walk_syscall(const struct cpol_policy *p, int nr, struct sc_words *w, struct sc_state *stack,
+			    struct sc_state *seen)
+{
+	struct sc_walk wk = { p->seccomp, p->nseccomp, stack, seen, 0, 0 };
+	struct sc_reg a = { SC_UNKNOWN, 0 }, x = { SC_UNKNOWN, 0 };
+
+	if (p->nseccomp == 0 || walk_push(&wk, 0, &a, &x) < 0)
+		return;
+	while (wk.nstack > 0 && !w->incomplete) {
+		struct sc_state s = wk.stack[--wk.nstack];
+		int rc = 0;
+
+		for (;;) {
+			const struct cpol_bpf *in = &wk.prog[s.pc];
+			uint16_t cls = in->code & 0x07, op = in->code & 0xf0;
+			uint32_t k = in->k;
+
+			if (cls == 0x06) /* BPF_RET */
+				break;
+			if (cls == 0x00 || cls == 0x01) { /* BPF_LD, BPF_LDX */
+				struct sc_reg *r = cls == 0x00 ? &s.a : &s.x;
+				uint16_t mode = in->code & 0xe0;
+
+				if (mode == 0x20 && k == BPF_SIM_OFF_NR) /* BPF_ABS */
+					*r = (struct sc_reg){ SC_CONST, (uint32_t)nr };
+				else if (mode == 0x20 && k == BPF_SIM_OFF_ARCH)
+					*r = (struct sc_reg){ SC_CONST, CPOL_ARCH_X86_64 };
+				else if (mode == 0x20 && k >= BPF_SIM_OFF_ARG_LO(0) && k < BPF_SIM_OFF_ARG_LO(6) && k % 4 == 0)
+					*r = (struct sc_reg){ SC_WORD, (k - BPF_SIM_OFF_ARG_LO(0)) / 4 };
+				else if (mode == 0x00) /* BPF_IMM */
+					*r = (struct sc_reg){ SC_CONST, k };
+				else if (mode == 0x80) /* BPF_LEN */
+					*r = (struct sc_reg){ SC_CONST, 64 };
+				else
+					*r = (struct sc_reg){ SC_UNKNOWN, 0 };
+				s.pc++;
+			} else if (cls == 0x02 || cls == 0x03) { /* BPF_ST, BPF_STX: memory is not modelled */
+				s.pc++;
+			} else if (cls == 0x04) { /* BPF_ALU */
+				int ok = 0;
+
+				if (in->code & 0x08) { /* BPF_X */
+					if (s.a.kind == SC_CONST && s.x.kind == SC_CONST && op != 0x30 && op != 0x90)
+						s.a.v = alu_k(op, s.a.v, s.x.v, &ok);
+					else if (s.a.kind == SC_WORD && s.x.kind == SC_CONST)
+						word_note(w, &s.a, s.x.v), ok = 1;
+					else
+						ok = s.a.kind == SC_WORD;
+				} else if (s.a.kind == SC_CONST) {
+					s.a.v = alu_k(op, s.a.v, k, &ok);
+				} else if (s.a.kind == SC_WORD) {
+					/* a mask or offset: the value itself is worth a try */
+					if (op == 0x50)
+						word_note_bits(w, &s.a, k);
+					else
+						word_note(w, &s.a, k);
+					ok = 1;
+				}
+				if (!ok)
+					s.a = (struct sc_reg){ SC_UNKNOWN, 0 };
+				s.pc++;
+			} else if (cls == 0x07) { /* BPF_MISC: TAX, TXA */
+				if (in->code & 0x80)
+					s.a = s.x;
+				else
+					s.x = s.a;
+				s.pc++;
+			} else { /* BPF_JMP */
+				const struct sc_reg *rhs = (in->code & 0x08) ? &s.x : NULL;
+				uint32_t jt = s.pc + 1 + in->jt, jf = s.pc + 1 + in->jf, b;
+				int taken;
+
+				if (op == 0x00) { /* BPF_JA */
+					s.pc += 1 + k;
+					if (s.pc >= wk.n)
+						break;
+					continue;
+				}
+				b = rhs ? rhs->v : k;
+				if (s.a.kind == SC_CONST && (rhs == NULL || rhs->kind == SC_CONST)) {
+					taken = op == 0x10 ? s.a.v == b : op == 0x20 ? s.a.v > b : op == 0x30 ? s.a.v >= b
+						: op == 0x40 ? (s.a.v & b) != 0 : 0;
+					s.pc = taken ? jt : jf;
+					if (s.pc >= wk.n)
+						break;
+					continue;
+				}
+				if ((rhs == NULL || rhs->kind == SC_CONST) && op == 0x40)
+					word_note_bits(w, &s.a, b);
+				else if (rhs == NULL || rhs->kind == SC_CONST)
+					word_note(w, &s.a, b);
+				if (rhs != NULL && rhs->kind == SC_WORD && s.a.kind == SC_CONST)
+					word_note(w, rhs, s.a.v);
+				if ((rc = walk_push(&wk, jt, &s.a, &s.x)) < 0 || (rc = walk_push(&wk, jf, &s.a, &s.x)) < 0)
+					break;
+				break;
+			}
+			if (s.pc >= wk.n)
+				break;
+		}
+		if (rc < 0)
+			w->incomplete = 1;
+	}
+}
+
+/* The fallback when a walk gave up: every immediate of the program, for
+ * every word. */
+static void sc_all_constants(const struct cpol_policy *p, struct sc_words *w)
 {
 	uint32_t i;
+	unsigned word;
 
-	for (i = 0; i < p->nseccomp; i++) {
-		const struct cpol_bpf *in = &p->seccomp[i];
-		uint32_t k = in->k;
-
-		if ((in->code & 0x07) != 0x05 || (in->code & 0x08) != 0) /* BPF_JMP, BPF_K */
-			continue;
-		const_add(c, k);
-		const_add(c, (uint32_t)(k + 1));
-		const_add(c, (uint32_t)(k - 1));
-		const_add(c, (uint64_t)k << 32);
-		const_add(c, ((uint64_t)k << 32) | k);
-	}
-	const_add(c, 0);
-	const_add(c, UINT64_MAX);
+	for (i = 0; i < p->nseccomp; i++)
+		if ((p->seccomp[i].code & 0x07) == 0x05 && (p->seccomp[i].code & 0x08) == 0)
+			for (word = 0; word < SC_WORDS; word++)
+				word_add(w, word, p->seccomp[i].k);
 }
 
 static int allows(const struct cpol_policy *p, const struct bpf_sim_data *d)
@@ -386,49 +594,115 @@ static int allows(const struct cpol_policy *p, const struct bpf_sim_data *d)
 	       ret == BPF_SIM_RET_USER_NOTIF;
 }
 
+struct sc_verdict {
+	int a_only, b_only, a_any, b_any, a_all, b_all;
+};
+
+static void sc_try(const struct cpol_policy *a, const struct cpol_policy *b, const struct bpf_sim_data *d,
+		   struct sc_verdict *v)
+{
+	int x = allows(a, d), y = allows(b, d);
+
+	v->a_any |= x;
+	v->b_any |= y;
+	v->a_all &= x;
+	v->b_all &= y;
+	v->a_only |= x && !y;
+	v->b_only |= y && !x;
+}
+
+/* Values of one argument: every low-word candidate with every high-word
+ * one (0 always among both). */
+static size_t sc_arg_values(const struct sc_words *w, int arg, uint64_t *out)
+{
+	uint32_t lo[SC_WORD_VALS + 1], hi[SC_WORD_VALS + 1];
+	size_t nlo = 1, nhi = 1, i, j, n = 0;
+
+	lo[0] = hi[0] = 0;
+	for (i = 0; i < w->n[2 * arg]; i++)
+		if (w->v[2 * arg][i] != 0)
+			lo[nlo++] = w->v[2 * arg][i];
+	for (i = 0; i < w->n[2 * arg + 1]; i++)
+		if (w->v[2 * arg + 1][i] != 0)
+			hi[nhi++] = w->v[2 * arg + 1][i];
+	for (i = 0; i < nhi; i++)
+		for (j = 0; j < nlo && n < SC_ARG_VALS; j++)
+			out[n++] = ((uint64_t)hi[i] << 32) | lo[j];
+	return n;
+}
+
+/* Run both filters over the combinations of the arguments' values: all of
+ * them when there are few enough, else every pair of arguments (conditions
+ * in practice join two or three arguments; the rest stay 0). */
+static void sc_sweep(const struct cpol_policy *a, const struct cpol_policy *b, int nr, uint64_t (*vals)[SC_ARG_VALS],
+		     const size_t *nv, struct sc_verdict *v)
+{
+	struct bpf_sim_data d;
+	int args[6], nargs = 0, i, j;
+	size_t idx[6] = { 0 }, total = 1, p, q;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = nr;
+	d.arch = CPOL_ARCH_X86_64;
+	for (i = 0; i < 6; i++)
+		if (nv[i] > 1) {
+			args[nargs++] = i;
+			total = total > SC_FULL_COMBOS ? total : total * nv[i];
+		}
+	if (total <= SC_FULL_COMBOS) {
+		for (;;) {
+			for (i = 0; i < nargs; i++)
+				d.args[args[i]] = vals[args[i]][idx[i]];
+			sc_try(a, b, &d, v);
+			for (i = 0; i < nargs && ++idx[i] == nv[args[i]]; i++)
+				idx[i] = 0;
+			if (i == nargs)
+				return;
+		}
+	}
+	sc_try(a, b, &d, v);
+	for (i = 0; i < nargs; i++)
+		for (j = i; j < nargs; j++)
+			for (p = 0; p < nv[args[i]]; p++)
+				for (q = 0; q < (i == j ? 1 : nv[args[j]]); q++) {
+					memset(d.args, 0, sizeof(d.args));
+					d.args[args[i]] = vals[args[i]][p];
+					if (i != j)
+						d.args[args[j]] = vals[args[j]][q];
+					sc_try(a, b, &d, v);
+				}
+}
+
 static void diff_seccomp(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
 {
-	struct consts *c = calloc(1, sizeof(*c));
-	struct bpf_sim_data d;
-	int nr;
+	struct sc_words *w = malloc(sizeof(*w));
+	uint64_t(*vals)[SC_ARG_VALS] = malloc(6 * sizeof(*vals));
+	struct sc_state *stack = malloc(2 * SC_WALK_STATES * sizeof(*stack)), *seen = stack + SC_WALK_STATES;
+	size_t nv[6];
+	int nr, arg;
 
-	if (c == NULL) {
+	if (w == NULL || vals == NULL || stack == NULL) {
 		r->oom = 1;
-		return;
+		goto out;
 	}
 	if (a->nseccomp == b->nseccomp && (a->nseccomp == 0 || memcmp(a->seccomp, b->seccomp,
-								       a->nseccomp * sizeof(*a->seccomp)) == 0)) {
-		free(c);
-		return; /* the same program */
-	}
-	consts_of(a, c);
-	consts_of(b, c);
+								       a->nseccomp * sizeof(*a->seccomp)) == 0))
+		goto out; /* the same program */
 	for (nr = 0; nr < SYSCALL_MAX_NR; nr++) {
-		int a_only = 0, b_only = 0, a_any = 0, b_any = 0, a_all = 1, b_all = 1, arg;
-		size_t k;
+		struct sc_verdict v = { 0, 0, 0, 0, 1, 1 };
 		char *name;
 
-		memset(&d, 0, sizeof(d));
-		d.nr = nr;
-		d.arch = CPOL_ARCH_X86_64;
-		for (arg = -1; arg < 6; arg++) {
-			for (k = 0; k < (arg < 0 ? 1 : c->n); k++) {
-				int x, y;
-
-				memset(d.args, 0, sizeof(d.args));
-				if (arg >= 0)
-					d.args[arg] = c->v[k];
-				x = allows(a, &d);
-				y = allows(b, &d);
-				a_any |= x;
-				b_any |= y;
-				a_all &= x;
-				b_all &= y;
-				a_only |= x && !y;
-				b_only |= y && !x;
-			}
+		memset(w, 0, sizeof(*w));
+		sc_walk_syscall(a, nr, w, stack, seen);
+		sc_walk_syscall(b, nr, w, stack, seen);
+		if (w->incomplete) {
+			sc_all_constants(a, w);
+			sc_all_constants(b, w);
 		}
-		if (!a_only && !b_only)
+		for (arg = 0; arg < 6; arg++)
+			nv[arg] = sc_arg_values(w, arg, vals[arg]);
+		sc_sweep(a, b, nr, vals, nv, &v);
+		if (!v.a_only && !v.b_only)
 			continue;
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
 		if (name == NULL) {
@@ -437,14 +711,18 @@ static void diff_seccomp(struct diff_result *r, const struct cpol_policy *a, con
 				break;
 			}
 		}
-		add(r, b_only ? DIFF_WIDEN : DIFF_NARROW, !a_any ? "refused" : a_all ? "allowed" : "allowed for some arguments",
-		    !b_any ? "refused" : b_all ? "allowed" : "allowed for some arguments", "seccomp[%s]", name);
+		add(r, v.b_only ? DIFF_WIDEN : DIFF_NARROW,
+		    !v.a_any ? "refused" : v.a_all ? "allowed" : "allowed for some arguments",
+		    !v.b_any ? "refused" : v.b_all ? "allowed" : "allowed for some arguments", "seccomp[%s]", name);
 		/* Both ways at once (a condition rewritten): one line for each. */
-		if (a_only && b_only)
+		if (v.a_only && v.b_only)
 			add(r, DIFF_NARROW, "some arguments allowed", "now refused", "seccomp[%s]", name);
 		free(name);
 	}
-	free(c);
+out:
+	free(w);
+	free(vals);
+	free(stack);
 }
 
 /* --- tools ---------------------------------------------------------------- */

@@ -48,6 +48,12 @@ change change "env[LANG]: C.UTF-8 -> en_US.UTF-8"
 mk ro 's|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data }\n      - { type: tmpfs, target: /tmp, size: 128m }\n    env:|' ''
 expect_rc 0 "$CORDONC" diff "$T/wider.cpol" "$T/ro.cpol"
 change narrow "mounts[/data].rw: true -> false"
+# A tmpfs that becomes a host path widens; the reverse narrows.
+mk tmpbind 's|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data }\n      - { source: /srv/scratch, target: /tmp }\n    env:|' ''
+expect_rc 1 "$CORDONC" diff "$T/ro.cpol" "$T/tmpbind.cpol"
+change widen "mounts[/tmp]: tmpfs 128m -> bind /srv/scratch ro"
+expect_rc 0 "$CORDONC" diff "$T/tmpbind.cpol" "$T/ro.cpol"
+change narrow "mounts[/tmp]: bind /srv/scratch ro -> tmpfs 128m"
 
 # Seccomp, judged on the filters themselves: a syscall allowed, and a
 # condition loosened to more arguments.
@@ -69,6 +75,30 @@ change widen "seccomp[socket]: allowed for some arguments -> allowed for some ar
 change change "executor.seccomp.profile: small -> big"
 expect_rc 0 "$CORDONC" diff "$T/big.cpol" "$T/small.cpol"
 change narrow "seccomp[ptrace]: allowed -> refused"
+# A condition that joins two arguments: only the second one changes, so
+# no one-argument-at-a-time probe sees it (regression: this was exit 0).
+cat >"$T/dgram.policy" <<'P'
+default errno(ENOSYS);
+allow { read, write, close, exit_group }
+allow socket(domain, type) { domain == AF_INET && type == SOCK_DGRAM }
+P
+sed 's/SOCK_DGRAM/SOCK_STREAM/' "$T/dgram.policy" >"$T/stream.policy"
+mk dgram 's/profile: python-compute/profile: dgram/' ''
+mk stream 's/profile: python-compute/profile: stream/' ''
+expect_rc 1 "$CORDONC" diff "$T/dgram.cpol" "$T/stream.cpol"
+change widen "seccomp[socket]: allowed for some arguments -> allowed for some arguments"
+change narrow "seccomp[socket]: some arguments allowed -> now refused"
+# A flag dropped from a forbidden mask (clone without CLONE_NEWNET in it).
+cp "$SRC/policies/python-compute.policy" "$T/pc.policy"
+sed 's/CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP/CLONE_NEWPID | CLONE_NEWCGROUP/' \
+	"$SRC/policies/python-compute.policy" >"$T/pcnet.policy"
+grep -q 'CLONE_NEWNET' "$T/pcnet.policy" && die "pcnet.policy still names CLONE_NEWNET"
+mk pc 's/profile: python-compute/profile: pc/' ''
+mk pcnet 's/profile: python-compute/profile: pcnet/' ''
+expect_rc 1 "$CORDONC" diff "$T/pc.cpol" "$T/pcnet.cpol"
+change widen "seccomp[clone]: allowed for some arguments -> allowed for some arguments"
+expect_rc 0 "$CORDONC" diff "$T/pcnet.cpol" "$T/pc.cpol"
+change narrow "seccomp[clone]: allowed for some arguments -> allowed for some arguments"
 
 # Tools: added, roles, budgets, secrets, parameters, agents.
 mk tools 's/analyst: { tools: \[report.fetch, mail.send\] }/analyst: { tools: [report.fetch, mail.send, report.list] }/' \
