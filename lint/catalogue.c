@@ -193,12 +193,17 @@ static const struct lint_rule catalogue[] = {
 	  rule_landlock_off },
 	{ "CDN601", "env-secret-name", "A secret-looking name in the executor's environment", LINT_WARNING, "6.5",
 	  "Give the secret to the tool that needs it (env_from) instead of the executor",
-	  "Fires when a name in `execution.executor.env` contains PASSWORD, PASSWD, SECRET, TOKEN, "
-	  "CREDENTIAL, APIKEY, API_KEY or PRIVATE_KEY as a whole word (split on `_`, `-` and `.`, any "
-	  "case; plurals too), and its value is not trivially a flag (`0`, `1`, `true`, `off`...). Names "
-	  "whose last word says they hold no secret (`_FILE`, `_PATH`, `_DIR`, `_ENDPOINT`, `_TYPE`, "
-	  "`_TTL`...) and known benign names (`TOKENIZERS_PARALLELISM`, `PASSWORD_STORE_DIR`, "
-	  "`HF_HUB_DISABLE_IMPLICIT_TOKEN`) are not flagged.",
+	  "Fires when a name in `execution.executor.env` contains PASSWORD, PASSWD, PASSPHRASE, SECRET, "
+	  "TOKEN, CREDENTIAL, APIKEY, or API, ACCESS, PRIVATE, SIGNING, ENCRYPTION, MASTER or SESSION "
+	  "followed by KEY, as a whole word (split on `_`, `-`, `.` and a lower-to-upper case change, any "
+	  "case; plurals too), or ends in the word PASS or PWD (`DB_PASS`), and its value is not trivially "
+	  "a flag (`0`, `1`, `true`, `off`...). Not flagged: names whose last word says they hold no "
+	  "secret (`_FILE`, `_PATH`, `_DIR`, `_ENDPOINT`, `_URL`, `_TYPE`, `_TTL`, `_LEN`...); names with a "
+	  "word of quantity (`MAX`, `MIN`, `NUM`, `LIMIT`, `COUNT`, `BUDGET`, `SIZE`, `RATE`...), which "
+	  "size the thing rather than hold it (`MAX_TOKENS`, `NUM_TOKENS`, `TOKEN_LIMIT`, "
+	  "`PASSWORD_MIN_LEN`); and known benign names (`TOKENIZERS_PARALLELISM`, `PASSWORD_STORE_DIR`, "
+	  "`HF_HUB_DISABLE_IMPLICIT_TOKEN`). A credential under such a name is still caught by its value "
+	  "(CDN602, CDN603).",
 	  "The executor's environment is readable by the generated program and stored in clear text in "
 	  "the policy blob. Secrets belong on the trusted side, in a tool's env_from.",
 	  rule_env_secret_name },
@@ -209,16 +214,21 @@ static const struct lint_rule catalogue[] = {
 	  "`github_pat_`), GitLab (`glpat-`), Slack (`xoxb-`, `xoxa-`, `xoxp-`, `xoxr-`, `xoxs-`), AWS "
 	  "access key ids (`AKIA`, `ASIA`), `sk-` API keys, Stripe (`sk_live_`, `rk_live_`), Google "
 	  "(`AIza`), npm (`npm_`) and Hugging Face (`hf_`) tokens with their usual lengths, JSON Web "
-	  "Tokens, and URLs with a password (`scheme://user:pass@host`).",
+	  "Tokens, HTTP Authorization values (`Bearer ...`, `Basic ...` with at least 16 characters), and "
+	  "URLs with a password (`scheme://user:pass@host`).",
 	  "A credential in a descriptor is in version control, in every compiled blob and in the "
 	  "environment of code written by a model: treat it as leaked.",
 	  rule_env_secret_value },
 	{ "CDN603", "env-high-entropy", "A random-looking value in the executor's environment", LINT_WARNING, "5.0",
 	  "If it is a key or token, move it to a tool's env_from; if not, suppress with a reason",
 	  "Fires when a value in `execution.executor.env` is one token of at least 20 characters with "
-	  "letters and digits and a Shannon entropy of at least 3.8 bits a character (hex strings: at "
-	  "least 32 characters and 3.2 bits), and is neither a path nor a URL. Values that CDN602 "
-	  "recognises are left to it.",
+	  "letters and digits, a Shannon entropy of at least 3.8 bits a character and at least 85% of "
+	  "log2 of its length (capped at 64) (hex strings: at least 32 characters and 3.5 bits), and is "
+	  "neither a path nor a URL. Not flagged: values that CDN602 recognises (left to it), UUIDs "
+	  "(8-4-4-4-12 hex digits: run and dataset ids far more often than keys), and hex values under "
+	  "a name whose last word says it is a digest or a pin (`_SHA`, `_SHA256`, `_HASH`, `_DIGEST`, "
+	  "`_CHECKSUM`, `_COMMIT`, `_REVISION`, `_REV`, `_MD5`). Ordinary long paths, model names "
+	  "(`sentence-transformers/all-MiniLM-L6-v2`) and versions fall well below the threshold.",
 	  "Keys and tokens of unknown formats still look random; names and paths do not.",
 	  rule_env_high_entropy },
 	{ "CDN604", "env-tool-secret", "A tool's secret is also in the executor's environment", LINT_ERROR, "8.5",

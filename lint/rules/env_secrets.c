@@ -14,15 +14,23 @@
 #include "lint/rules/rules.h"
 
 /* Whole words of a name that mark a secret. */
-static const char *const secret_words[] = { "PASSWORD", "PASSWORDS", "PASSWD", "SECRET", "SECRETS",
+static const char *const secret_words[] = { "PASSWORD", "PASSWORDS", "PASSWD", "PASSPHRASE", "SECRET", "SECRETS",
 					    "TOKEN", "TOKENS", "CREDENTIAL", "CREDENTIALS", "APIKEY",
 					    "APIKEYS", "PRIVATEKEY" };
 /* Two-word forms: API_KEY, PRIVATE_KEY. */
-static const char *const secret_pairs[][2] = { { "API", "KEY" }, { "API", "KEYS" }, { "PRIVATE", "KEY" } };
+static const char *const secret_pairs[][2] = { { "API", "KEY" },     { "API", "KEYS" },       { "PRIVATE", "KEY" },
+					       { "ACCESS", "KEY" },  { "SIGNING", "KEY" },    { "ENCRYPTION", "KEY" },
+					       { "MASTER", "KEY" },  { "SESSION", "KEY" } };
 /* A last word that makes the name about a secret, not the secret itself
  * (DB_PASSWORD_FILE holds a path). */
 static const char *const qualifier_words[] = { "FILE", "PATH", "DIR", "ENDPOINT", "TYPE", "LENGTH",
-					       "LEN", "TTL", "EXPIRY", "HEADER", "NAME" };
+					       "LEN", "TTL", "EXPIRY", "HEADER", "NAME", "URL", "URI",
+					       "ALG", "ALGORITHM" };
+/* Words that make the name a setting about a quantity of the thing, not a
+ * credential: MAX_TOKENS, NUM_TOKENS, TOKEN_LIMIT, PASSWORD_MIN_LENGTH
+ * (LLM and tokenizer settings are the common case here). */
+static const char *const quantity_words[] = { "MAX", "MIN", "NUM", "LIMIT", "LIMITS", "COUNT", "BUDGET",
+					      "SIZE", "LENGTH", "LEN", "TTL", "TIMEOUT", "RATE" };
 /* Names that contain a secret word and are known not to be secrets. */
 static const char *const benign_names[] = { "TOKENIZERS_PARALLELISM", "PASSWORD_STORE_DIR",
 					    "HF_HUB_DISABLE_IMPLICIT_TOKEN", "PASSWORD_STORE_ENABLE_EXTENSIONS",
@@ -88,7 +96,13 @@ int secret_name_like(const char *name)
 	n = split_words(name, w, MAX_WORDS);
 	if (n > 1 && IN(w[n - 1], qualifier_words, 0))
 		return 0;
+	for (i = 0; n > 1 && i < n; i++)
+		if (IN(w[i], quantity_words, 0))
+			return 0;
 	for (i = 0; i < n; i++) {
+		/* DB_PASS, SMTP_PWD: only as the last word (PASS_THROUGH is not one). */
+		if (n > 1 && i == n - 1 && (strcmp(w[i], "PASS") == 0 || strcmp(w[i], "PWD") == 0))
+			return 1;
 		if (IN(w[i], secret_words, 0))
 			return 1;
 		for (j = 0; i + 1 < n && j < sizeof(secret_pairs) / sizeof(secret_pairs[0]); j++)
@@ -151,6 +165,18 @@ const char *secret_value_kind(const char *v)
 		if (strncmp(p, "eyJ", 3) == 0 && (at = strstr(p, ".eyJ")) != NULL && strchr(at + 4, '.') != NULL)
 			return "a JSON Web Token";
 	}
+	/* An Authorization header value: "Bearer <token>", "Basic <base64>". */
+	for (i = 0; i < 2; i++) {
+		static const char *const schemes[2] = { "Bearer ", "Basic " };
+		size_t sl = strlen(schemes[i]);
+
+		if (strncasecmp(v, schemes[i], sl) == 0) {
+			for (k = 0; v[sl + k] != '\0' && !isspace((unsigned char)v[sl + k]); k++)
+				;
+			if (k >= 16 && v[sl + k] == '\0')
+				return "an HTTP Authorization credential";
+		}
+	}
 	/* scheme://user:password@host */
 	if ((p = strstr(v, "://")) != NULL) {
 		p += 3;
@@ -207,6 +233,21 @@ double secret_entropy(const char *v, size_t len)
 	return h;
 }
 
+/* 8-4-4-4-12 hex digits: an identifier (a run id, a dataset id) far more
+ * often than a key, so not judged by entropy (a key of a known format is
+ * still CDN602's). */
+static int is_uuid(const char *v)
+{
+	size_t i;
+
+	if (strlen(v) != 36)
+		return 0;
+	for (i = 0; i < 36; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? v[i] != '-' : !isxdigit((unsigned char)v[i]))
+			return 0;
+	return 1;
+}
+
 /* A value that looks like random key material: long, one token, letters
  * and digits, and close to the entropy of random text of its alphabet. */
 static int high_entropy(const char *v)
@@ -214,7 +255,7 @@ static int high_entropy(const char *v)
 	size_t len = strlen(v), i, digits = 0, letters = 0, hex = 0;
 	double h;
 
-	if (len < 20 || v[0] == '/' || strstr(v, "://") != NULL)
+	if (len < 20 || v[0] == '/' || strstr(v, "://") != NULL || is_uuid(v))
 		return 0;
 	for (i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)v[i];
@@ -273,12 +314,28 @@ static void check_value(struct lint_ctx *c, const struct lint_rule *r, const str
 		    kind);
 }
 
+/* A name whose last word says the value is a digest or a version pin
+ * (MODEL_REVISION, DATA_SHA256, GIT_COMMIT): a hex value there is a hash,
+ * public by nature. */
+static int digest_named_hex(const char *name, const char *v)
+{
+	static const char *const digest_words[] = { "SHA", "SHA1", "SHA256", "SHA512", "HASH", "DIGEST",
+						    "CHECKSUM", "COMMIT", "REVISION", "REV", "MD5" };
+	char w[MAX_WORDS][WORD_MAX];
+	size_t n = split_words(name, w, MAX_WORDS), i;
+
+	for (i = 0; v[i] != '\0'; i++)
+		if (!isxdigit((unsigned char)v[i]))
+			return 0;
+	return n > 0 && IN(w[n - 1], digest_words, 0);
+}
+
 static void check_entropy(struct lint_ctx *c, const struct lint_rule *r, const struct ynode *k,
 			  const struct ynode *v)
 {
 	char subject[128];
 
-	if (secret_value_kind(v->str) != NULL || !high_entropy(v->str))
+	if (secret_value_kind(v->str) != NULL || !high_entropy(v->str) || digest_named_hex(k->str, v->str))
 		return;
 	snprintf(subject, sizeof(subject), "env:%.100s", k->str);
 	lint_report(c, r, c->app, v, subject,
