@@ -100,9 +100,10 @@ static const struct lint_rule catalogue[] = {
 	  "Mount only what the interpreter needs (/usr, /lib, /lib64, /etc/alternatives), or narrower paths",
 	  "Fires when a bind mount's source is, contains, or (for /proc, /sys, /dev, /root, /boot, /home, "
 	  "/var/lib/docker and a few more) lies inside a sensitive host path: `/`, `/etc` (its own files; "
-	  "`/etc/alternatives` and similar are fine, `/etc/shadow`, `/etc/ssh` and `/etc/sudoers` are not), "
-	  "`/proc`, `/sys`, `/dev`, `/root`, `/home` and everything in it, `/boot`, `/var/lib/docker`, "
-	  "`/var/lib/containerd`, `/var/lib/kubelet`, `/run/secrets`. A parent counts: `/var` contains "
+	  "`/etc/alternatives` and `/etc/ssl/certs` are fine; `/etc/shadow`, `/etc/ssh`, `/etc/sudoers`, "
+	  "`/etc/ssl/private`, `/etc/kubernetes` and `/etc/docker` are not), `/proc`, `/sys`, `/dev`, "
+	  "`/root`, `/home` and everything in it, `/boot`, `/var/lib/docker`, `/var/lib/containerd`, "
+	  "`/var/lib/containers`, `/var/lib/kubelet`, `/run/secrets`. A parent counts: `/var` contains "
 	  "`/var/lib/docker`. Paths are canonicalised first (`//`, `.`, `..`, `/var/run` as `/run`) and, "
 	  "when the path exists on the linting host, resolved with realpath, since a bind mount follows a "
 	  "symlink.",
@@ -112,8 +113,10 @@ static const struct lint_rule catalogue[] = {
 	{ "CDN303", "container-runtime-socket", "A container runtime's API socket is mounted", LINT_ERROR, "9.8",
 	  "Remove the mount; a tool on the trusted side can do the one thing the program needs",
 	  "Fires when a bind mount's source is a Docker, containerd, CRI-O, podman, cri-dockerd or BuildKit "
-	  "socket, a directory that holds one (`/run`, `/var/run`, `/run/containerd`, `/run/docker`, "
-	  "`/run/user`...), or any file named like one (`docker.sock`, `containerd.sock`, ...). Paths are "
+	  "socket, a directory that holds one (`/run`, `/var/run`, `/run/user`, a rootless user's "
+	  "`/run/user/UID`...), anything inside a runtime's own directory (`/run/containerd`, `/run/docker`, "
+	  "`/run/crio`, `/run/podman`, `/run/buildkit`: the ttrpc twin `containerd.sock.ttrpc` and the shim "
+	  "sockets are control too), or any file named like one (`docker.sock`, `containerd.sock`, ...). Paths are "
 	  "canonicalised as for CDN302, so `/var/run/docker.sock`, `/run//docker.sock` and a symlink to "
 	  "the socket are all caught.",
 	  "Whoever can talk to a container runtime's socket can start a privileged container with the "

@@ -78,9 +78,12 @@ static const struct {
 	{ "/boot", 1, "kernels and boot configuration" },
 	{ "/dev", 1, "host devices" },
 	{ "/etc", 0, "host accounts and configuration" },
+	{ "/etc/docker", 1, "Docker daemon configuration and TLS keys" },
 	{ "/etc/gshadow", 1, "group password hashes" },
+	{ "/etc/kubernetes", 1, "Kubernetes admin credentials and keys" },
 	{ "/etc/shadow", 1, "password hashes" },
 	{ "/etc/ssh", 1, "SSH host keys" },
+	{ "/etc/ssl/private", 1, "TLS private keys" },
 	{ "/etc/sudoers", 1, "sudo rules" },
 	{ "/etc/sudoers.d", 1, "sudo rules" },
 	{ "/home", 1, "users' home directories" },
@@ -89,6 +92,7 @@ static const struct {
 	{ "/run/secrets", 1, "mounted secrets" },
 	{ "/sys", 1, "kernel and device settings" },
 	{ "/var/lib/containerd", 1, "containerd's state" },
+	{ "/var/lib/containers", 1, "podman and CRI-O images and container state" },
 	{ "/var/lib/docker", 1, "Docker's images, volumes and container state" },
 	{ "/var/lib/kubelet", 1, "kubelet state and pod secrets" },
 };
@@ -134,6 +138,11 @@ static const char *const runtime_sockets[] = {
 	"/run/buildkit/buildkitd.sock",
 	"/run/user", /* rootless docker and podman: /run/user/UID/{docker,podman/podman}.sock */
 };
+/* Directories of runtimes: everything in them (the API socket, its ttrpc
+ * twin, shim sockets) is control of the runtime, so a path inside counts
+ * as well as one above. */
+static const char *const runtime_dirs[] = { "/run/containerd", "/run/docker", "/run/crio", "/run/podman",
+					    "/run/buildkit", "/run/k3s/containerd" };
 static const char *const socket_names[] = { "docker.sock",  "containerd.sock",    "crio.sock",
 					    "podman.sock",  "cri-dockerd.sock",   "buildkitd.sock",
 					    "dockershim.sock" };
@@ -152,6 +161,12 @@ static const char *socket_match(const char *canon)
 	for (i = 0; i < sizeof(runtime_sockets) / sizeof(runtime_sockets[0]); i++)
 		if (at_or_above(canon, runtime_sockets[i]))
 			return runtime_sockets[i];
+	for (i = 0; i < sizeof(runtime_dirs) / sizeof(runtime_dirs[0]); i++)
+		if (at_or_above(runtime_dirs[i], canon))
+			return canon;
+	/* /run/user/UID holds a rootless docker.sock and podman/podman.sock. */
+	if (strncmp(canon, "/run/user/", 10) == 0 && canon[10] != '\0' && strchr(canon + 10, '/') == NULL)
+		return "/run/user/UID/docker.sock";
 	return NULL;
 }
 
