@@ -4,12 +4,15 @@
  * short and full description, help, default level, security-severity),
  * one result a finding with a region (start and end, code-point columns)
  * and partialFingerprints, and a results array even when it is empty.
+ * Relative artifact URIs name %SRCROOT%, which originalUriBaseIds sets to
+ * the working directory.
  * Suppressed findings stay in with an inSource suppression carrying the
  * reason; baselined ones are left out, the others marked "new" when a
  * baseline was given.  tests/cli/test_lint.sh validates the output against
  * the OASIS schema.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -19,6 +22,7 @@
 #define CORDON_VERSION "0.0.0"
 #endif
 
+#define SRCROOT "%SRCROOT%"
 #define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
 static const char *level(enum lint_sev s)
@@ -59,6 +63,36 @@ static char *path_uri(const char *path)
 	}
 	u[o] = '\0';
 	return u;
+}
+
+/* run.originalUriBaseIds: %SRCROOT% is the working directory, as an
+ * absolute file URI ending in '/' (SARIF 3.14.14).  GitHub resolves the
+ * relative URIs against the checkout; other readers learn the base here.
+ * 0, or -1 when memory ran out.  A working directory that cannot be read
+ * leaves the base out (it is optional). */
+static int add_srcroot(cJSON *run)
+{
+	char *cwd = getcwd(NULL, 0), *dir = NULL, *uri = NULL;
+	cJSON *bases, *base;
+	int rc = 0;
+
+	if (cwd == NULL || cwd[0] != '/')
+		goto out;
+	rc = -1;
+	if (asprintf(&dir, "%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/") < 0) {
+		dir = NULL;
+		goto out;
+	}
+	if ((uri = path_uri(dir)) == NULL || (bases = cJSON_AddObjectToObject(run, "originalUriBaseIds")) == NULL ||
+	    (base = cJSON_AddObjectToObject(bases, SRCROOT)) == NULL ||
+	    cJSON_AddStringToObject(base, "uri", uri) == NULL)
+		goto out;
+	rc = 0;
+out:
+	free(uri);
+	free(dir);
+	free(cwd);
+	return rc;
 }
 
 static cJSON *text_obj(const char *text)
@@ -122,6 +156,10 @@ static cJSON *result_json(const struct lint_finding *f, size_t rule_index, int b
 	art = cJSON_AddObjectToObject(phys, "artifactLocation");
 	uri = path_uri(f->pos.file && f->pos.file->path ? f->pos.file->path : "unknown");
 	cJSON_AddStringToObject(art, "uri", uri ? uri : "unknown");
+	/* A relative reference is relative to where lint ran, which the run
+	 * names in originalUriBaseIds. */
+	if (uri == NULL || strncmp(uri, "file://", 7) != 0)
+		cJSON_AddStringToObject(art, "uriBaseId", SRCROOT);
 	free(uri);
 	region = cJSON_AddObjectToObject(phys, "region");
 	cJSON_AddNumberToObject(region, "startLine", f->pos.line);
@@ -166,6 +204,8 @@ int lint_print_sarif(FILE *out, const struct lint_ctx *c, const struct lint_summ
 	cat = lint_catalogue(&ncat);
 	for (i = 0; i < ncat; i++)
 		cJSON_AddItemToArray(rules, rule_json(&cat[i]));
+	if (add_srcroot(run) != 0)
+		goto out;
 	cJSON_AddStringToObject(run, "columnKind", "unicodeCodePoints");
 	results = cJSON_AddArrayToObject(run, "results");
 	if (results == NULL)

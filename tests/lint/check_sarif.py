@@ -3,7 +3,8 @@
 --format sarif` document against the SARIF 2.1.0 schema, then against what
 GitHub code scanning needs beyond the schema: rules with id, name, short and
 full description, help and a numeric security-severity; every result with a
-rule, a relative artifact URI, a region with start and end line and column,
+rule, a relative artifact URI whose uriBaseId originalUriBaseIds
+defines, a region with start and end line and column,
 and partialFingerprints; a results array even when empty.  With N_RESULTS,
 the number of results must be exactly that."""
 import json
@@ -48,6 +49,11 @@ def main():
         uri = loc["artifactLocation"]["uri"]
         if uri.startswith("/"):
             fail("absolute path as uri: " + uri)
+        if not uri.startswith("file://"):
+            base = loc["artifactLocation"].get("uriBaseId")
+            root = run.get("originalUriBaseIds", {}).get(base, {}).get("uri", "")
+            if not (root.startswith("file:///") and root.endswith("/")):
+                fail("relative uri %s without a uriBaseId that originalUriBaseIds defines as a file:///.../ uri" % uri)
         reg = loc["region"]
         for k in ("startLine", "startColumn", "endLine", "endColumn"):
             if not isinstance(reg.get(k), int) or reg[k] < 1:
