@@ -72,6 +72,37 @@ static size_t line_end(const struct src_file *f, size_t off)
 	return last > off ? last : off + (off < f->len ? 1 : 0);
 }
 
+/* Where a block scalar (`|` or `>` at off) ends: after its last content
+ * line, the lines below the indicator that are blank or indented deeper
+ * than the line the indicator is on. */
+static size_t block_end(const struct src_file *f, size_t off)
+{
+	const char *t = f->text;
+	size_t ls = off, ind = 0, e, end;
+
+	while (ls > 0 && t[ls - 1] != '\n' && t[ls - 1] != '\r')
+		ls--;
+	while (ls + ind < f->len && t[ls + ind] == ' ')
+		ind++;
+	end = line_end(f, off);
+	for (e = off; e < f->len && t[e] != '\n' && t[e] != '\r'; e++)
+		;
+	while (e < f->len) {
+		size_t s = e + (t[e] == '\r' && e + 1 < f->len && t[e + 1] == '\n' ? 2 : 1), i = 0, le;
+
+		while (s + i < f->len && t[s + i] == ' ')
+			i++;
+		for (le = s + i; le < f->len && t[le] != '\n' && t[le] != '\r'; le++)
+			;
+		if (le > s + i && i <= ind)
+			break; /* a line with text, not deeper: the next key */
+		if (le > s + i)
+			end = le;
+		e = le;
+	}
+	return end;
+}
+
 /* Where a scalar that starts at off ends in the source (exclusive). */
 static size_t scalar_end(const struct src_file *f, size_t off, const struct ynode *n)
 {
@@ -98,8 +129,10 @@ static size_t scalar_end(const struct src_file *f, size_t off, const struct ynod
 		}
 		return line_end(f, off);
 	}
-	/* A plain scalar on one line is its own text; anything else (block
-	 * scalars, folded plain scalars) ends where its first line does. */
+	if (t[off] == '|' || t[off] == '>')
+		return block_end(f, off);
+	/* A plain scalar on one line is its own text; anything else (folded
+	 * plain scalars) ends where its first line does. */
 	if (n->str != NULL && memchr(n->str, '\n', n->len) == NULL && off + n->len <= f->len &&
 	    memcmp(t + off, n->str, n->len) == 0 && n->len > 0)
 		return off + n->len;

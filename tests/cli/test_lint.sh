@@ -85,6 +85,13 @@ assert s == ["CDN301", "CDN303"], s
 assert all(x["suppression"]["reason"] == "builder, SEC-12" and x["suppression"]["line"] == 22 for x in d["suppressed"])
 assert d["baselined"] == []
 PY
+# A block scalar's region runs to the end of its last content line.
+( cd "$L/cases/CDN602-trigger" && "$CORDONC" lint $HOSTOFF -f json app.yaml ../../base/tools.yaml >"$T/b.json" )
+python3 - "$T/b.json" <<'PY' || die "block scalar region"
+import json, sys
+f = [x for x in json.load(open(sys.argv[1]))["findings"] if "SIGNING_PEM" in x["message"]][0]
+assert (f["line"], f["column"], f["end_line"], f["end_column"]) == (22, 20, 25, 42), f
+PY
 pass "JSON report"
 
 # Baseline round trip: known findings pass, lines may move, new ones fail.
