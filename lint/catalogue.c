@@ -290,7 +290,10 @@ static const struct lint_rule catalogue[] = {
 	{ "CDN707", "unused-tool-secret", "A secret is held for a tool no agent can call", LINT_WARNING, "4.0",
 	  "List the tool for the agent that needs it, or drop the tool (and its secret) from the inventory",
 	  "Fires for each `env_from` name of a tool that no agent in the descriptor lists. Skipped when "
-	  "the descriptor has no agents.",
+	  "the descriptor has no agents. Inventories have no list of secrets apart from the tools' "
+	  "`env_from`, so a secret is declared exactly where a tool takes it; the useful reading of "
+	  "\"a secret no tool uses\" is then a secret only tools nobody can call take, which is what "
+	  "this checks.",
 	  "Every configured secret is exposure; one configured for a tool nobody may call buys nothing.",
 	  rule_tool_unused_secret },
 };
