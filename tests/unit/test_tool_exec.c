@@ -11,7 +11,9 @@
  *     by fd (also before start: the tool never runs), endless output cut at
  *     max_output fast, an exit leaving a grandchild on stdout, a tool that
  *     never reads a large stdin, exit status, signal, exec failure;
- *   - two calls at once from two threads;
+ *   - two calls at once from two threads; many starts (half failing
+ *     execs) while another thread mallocs leave the supervisor's signal
+ *     dispositions, request and mappings as they were;
  *   - the answer: one JSON value, nothing after it, no NUL, no \u0000, no
  *     control byte, no duplicate key at any depth.
  * Every test also checks that no fd leaked and SIGPIPE did not stay
@@ -704,6 +706,106 @@ static void test_two_threads_at_once(void **state)
 	}
 }
 
+/* The tool is started in the supervisor's memory (CLONE_VM) on a stack of
+ * its own.  After many starts - two thirds of them failing execs, which
+ * run the child's error path - the supervisor must be as it was: its
+ * signal dispositions (the child resets its own copy only), its request,
+ * no stack mapping left behind; and every failure still names its errno.
+ * Meanwhile another thread mallocs and frees without pause: a child that
+ * took a lock of libc's would hang here (the alarm fails the test) or
+ * corrupt the heap. */
+
+static int maps_lines(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+
+	assert_non_null(f);
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static volatile sig_atomic_t usr2_seen;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2_seen = 1;
+}
+
+static void *malloc_churn(void *p)
+{
+	volatile int *stop = p;
+
+	while (!*stop) {
+		void *m[16];
+
+		for (int i = 0; i < 16; i++)
+			m[i] = malloc((size_t)(i + 1) * 97);
+		for (int i = 0; i < 16; i++)
+			free(m[i]);
+	}
+	return NULL;
+}
+
+static void test_many_starts_leave_the_supervisor_as_it_was(void **state)
+{
+	const char *ok[] = { "/bin/true", NULL };
+	const char *missing[] = { "/nonexistent/cordon-tool", NULL };
+	const char *dir[] = { "/tmp", NULL };
+	struct sigaction usr2 = { .sa_handler = on_usr2 }, ign = { .sa_handler = SIG_IGN };
+	struct sigaction old1, old2, now;
+	volatile int stop = 0;
+	pthread_t churn;
+	int before;
+
+	(void)state;
+	sigaction(SIGUSR1, &ign, &old1);
+	sigaction(SIGUSR2, &usr2, &old2);
+	assert_int_equal(pthread_create(&churn, NULL, malloc_churn, (void *)&stop), 0);
+	for (int round = 0; round < 2; round++) {
+		/* The first round warms up whatever libc and the sanitizers
+		 * map once; the second is counted. */
+		before = maps_lines();
+		for (int i = 0; i < 150; i++) {
+			const char *const *argv = i % 3 == 0 ? ok : i % 3 == 1 ? missing : dir;
+			struct tool_exec_req r = req_of(argv, "{}");
+			struct tool_exec_res res;
+
+			run_ok(&r, &res);
+			if (argv == ok)
+				assert_int_equal(res.outcome, TOOL_EXEC_OK);
+			else if (argv == missing)
+				assert_string_equal(res.reason,
+						    "cannot execute /nonexistent/cordon-tool: No such file or directory");
+			else
+				assert_string_equal(res.reason, "cannot execute /tmp: Permission denied");
+			tool_exec_res_free(&res);
+			/* The request is ours; the child only read it. */
+			assert_string_equal(argv[0], argv == ok ? "/bin/true" : argv == missing ? "/nonexistent/cordon-tool" : "/tmp");
+			assert_null(argv[1]);
+			assert_string_equal(no_env[0], "PATH=/usr/bin:/bin");
+			assert_null(no_env[1]);
+		}
+	}
+	stop = 1;
+	pthread_join(churn, NULL);
+	/* A stack left mapped per start would add a hundred lines or more. */
+	if (maps_lines() > before + 16)
+		fail_msg("/proc/self/maps grew from %d to %d lines over 150 starts", before, maps_lines());
+	sigaction(SIGUSR1, NULL, &now);
+	assert_ptr_equal(now.sa_handler, SIG_IGN);
+	sigaction(SIGUSR2, NULL, &now);
+	assert_ptr_equal(now.sa_handler, on_usr2);
+	usr2_seen = 0;
+	raise(SIGUSR2);
+	assert_int_equal(usr2_seen, 1);
+	sigaction(SIGUSR1, &old1, NULL);
+	sigaction(SIGUSR2, &old2, NULL);
+}
+
 /* ---- the answer ------------------------------------------------------------ */
 
 static cJSON *parse(const char *s, size_t len, char *why, size_t n)
@@ -813,6 +915,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_failure_reasons, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_two_threads_at_once, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_many_starts_leave_the_supervisor_as_it_was, fx_setup, fx_teardown),
 		cmocka_unit_test(test_parse_accepts_one_value),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_parse_large_object),
