@@ -8,12 +8,25 @@
 #include <string.h>
 
 #include "runtime/context.h"
+#include "runtime/supervise/request.h"
 
 static const char *const context_keys[] = { "tenant", "project", "user", "session", "roles", "tools", "accounting" };
 #define CONTEXT_NKEYS (sizeof(context_keys) / sizeof(context_keys[0]))
 #define CONTEXT_FIRST_LIST 4 /* keys from here on are arrays of strings */
 #define CONTEXT_ACCOUNTING 6 /* a flat object of strings and numbers */
 #define CONTEXT_MAX_ACCOUNTING 32
+/* Identity strings go into every audit line, the ledger's keys and the
+ * tools' environment: bounded, so none of them is cut differently. */
+#define CONTEXT_MAX_FIELD 256
+
+static int context_string_ok(const cJSON *s, const char *what, char *err, size_t errlen)
+{
+	if (strlen(s->valuestring) > CONTEXT_MAX_FIELD) {
+		snprintf(err, errlen, "'%s' holds a string over %d bytes", what, CONTEXT_MAX_FIELD);
+		return 0;
+	}
+	return 1;
+}
 
 /* Accounting fields are copied into every audit line as they are, so they
  * stay flat and small: a platform's cost centre, a request id, a quota. */
@@ -32,6 +45,10 @@ static int context_check_accounting(const cJSON *it, char *err, size_t errlen)
 		}
 		if (!cJSON_IsString(a) && !cJSON_IsNumber(a)) {
 			snprintf(err, errlen, "accounting field '%.64s' must be a string or a number", a->string);
+			return -1;
+		}
+		if (strlen(a->string) > CONTEXT_MAX_FIELD || (cJSON_IsString(a) && !context_string_ok(a, "accounting", err, errlen))) {
+			snprintf(err, errlen, "accounting field '%.64s' is over %d bytes", a->string, CONTEXT_MAX_FIELD);
 			return -1;
 		}
 		for (const cJSON *dup = a->next; dup != NULL; dup = dup->next)
@@ -67,12 +84,16 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 			 k < CONTEXT_FIRST_LIST ? "a string" : "an array of strings");
 		return -1;
 	}
-	if (k >= CONTEXT_FIRST_LIST)
-		for (const cJSON *s = it->child; s != NULL; s = s->next)
-			if (!cJSON_IsString(s)) {
-				snprintf(err, errlen, "'%s' must hold strings only", it->string);
-				return -1;
-			}
+	if (k < CONTEXT_FIRST_LIST)
+		return context_string_ok(it, it->string, err, errlen) ? 0 : -1;
+	for (const cJSON *s = it->child; s != NULL; s = s->next) {
+		if (!cJSON_IsString(s)) {
+			snprintf(err, errlen, "'%s' must hold strings only", it->string);
+			return -1;
+		}
+		if (!context_string_ok(s, it->string, err, errlen))
+			return -1;
+	}
 	return 0;
 }
 
@@ -89,6 +110,10 @@ cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
 	/* cJSON stops at a NUL and would take what follows for the end. */
 	if (memchr(text, '\0', len) != NULL) {
 		snprintf(err, errlen, "NUL byte at offset %zu", (size_t)((const char *)memchr(text, '\0', len) - text));
+		return NULL;
+	}
+	if (request_has_nul_escape(text, len)) {
+		snprintf(err, errlen, "\\u0000 in a string");
 		return NULL;
 	}
 	buf = malloc(len + 1);

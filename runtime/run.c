@@ -755,6 +755,9 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 		r->have_usage = 1;
 	rc = 0;
 out:
+	/* Whatever ended the launch, no call may still be served (or append
+	 * to the result's list) once the result is built. */
+	bridge_stop(c->bridge);
 	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], devnull, sigfd, -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)

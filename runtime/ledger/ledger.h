@@ -71,15 +71,17 @@ enum ledger_replay {
 				 * never run again */
 	LEDGER_REPLAY_CONFLICT, /* the id was used with other params */
 	LEDGER_REPLAY_ERROR,    /* err filled */
+	LEDGER_REPLAY_CANCELLED, /* cancel_fd fired while waiting for another owner */
 };
 
 /*
- * Side-effect replay for (app, tenant, tool, message_id).  params_sha256 is the
+ * Side-effect replay for (app, tenant, user, tool, message_id).  params_sha256 is the
  * hex SHA-256 of the canonical params text; a repeat with another digest is
  * a CONFLICT.  When the record is `pending` and its owner (pid and process
  * start time, on this host) is alive, waits for it to finish, up to
- * wait_ms, then answers IN_DOUBT.  *response (RECORDED only) is malloc'd,
- * the caller frees it.
+ * wait_ms, then answers IN_DOUBT, or until cancel_fd (-1: none) is
+ * readable, then answers CANCELLED.  *response (RECORDED only) is
+ * malloc'd, the caller frees it.
  *
  * The owner may be another thread of this process (the same id twice in
  * one run): that waits the same way.  A different digest is a CONFLICT
@@ -87,8 +89,8 @@ enum ledger_replay {
  * the handle's mutex nor a transaction.
  */
 enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
-				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
-				       size_t n);
+				       const char *params_sha256, uint64_t wait_ms, int cancel_fd, char **response,
+				       char *err, size_t n);
 
 /* Records the answer of a call that ledger_replay_begin() let run; the
  * record stops being `pending`.  Returns 0, or -1 with err, also when the
@@ -96,6 +98,15 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
  * never begun, or finished already). */
 int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n);
+
+/* Removes a `pending` record this process owns, as if it had never been
+ * begun: for a call refused or failed before its tool could act (a budget
+ * spent, a secret missing, an implementation that could not be started),
+ * so that a retry runs it rather than finding in_doubt or a failure that
+ * was never the tool's.  Returns 0, or -1 with err (also when there is no
+ * such record). */
+int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const char *message_id, char *err,
+			  size_t n);
 
 /* Drops the per-execution counters of exec_id (the run is over). */
 int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n);

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,7 +87,9 @@ static const char *const ledger_steps[] = {
 	"CREATE INDEX budget_day_by_day ON budget_day (day);"
 	"CREATE INDEX budget_run_by_created ON budget_run (created);",
 	/* v3: the tenant joins the day and replay keys, so tenants sharing a
-	 * state directory share no budget and no replay record.  SQLite cannot
+	 * state directory share no budget and no replay record; the user joins
+	 * the replay key, so one user's recorded answers (and whether an id
+	 * was used) are not another's.  SQLite cannot
 	 * change a primary key in place: each table is rebuilt (create, copy,
 	 * drop, rename) inside the step's transaction.  Rows written before
 	 * carry tenant '': they were written without isolation and stay
@@ -108,6 +111,7 @@ static const char *const ledger_steps[] = {
 	"CREATE TABLE replay_v3 ("
 	" app TEXT NOT NULL,"
 	" tenant TEXT NOT NULL,"
+	" user TEXT NOT NULL,"
 	" tool TEXT NOT NULL,"
 	" message_id TEXT NOT NULL,"
 	" params_sha256 TEXT NOT NULL,"
@@ -121,11 +125,11 @@ static const char *const ledger_steps[] = {
 	" exec_id TEXT NOT NULL,"
 	" created INTEGER NOT NULL,"
 	" updated INTEGER NOT NULL,"
-	" PRIMARY KEY (app, tenant, tool, message_id)"
+	" PRIMARY KEY (app, tenant, user, tool, message_id)"
 	") WITHOUT ROWID;"
-	"INSERT INTO replay_v3 (app, tenant, tool, message_id, params_sha256, state, response, owner_pid,"
+	"INSERT INTO replay_v3 (app, tenant, user, tool, message_id, params_sha256, state, response, owner_pid,"
 	" owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
-	" SELECT app, '', tool, message_id, params_sha256, state, response, owner_pid, owner_start,"
+	" SELECT app, '', '', tool, message_id, params_sha256, state, response, owner_pid, owner_start,"
 	" owner_boot, owner_pidns, exec_id, created, updated FROM replay;"
 	"DROP TABLE replay;"
 	"ALTER TABLE replay_v3 RENAME TO replay;",
@@ -147,6 +151,7 @@ enum ledger_sql {
 	SQL_REPLAY_GET,
 	SQL_REPLAY_PUT,
 	SQL_REPLAY_DONE,
+	SQL_REPLAY_DROP,
 	SQL_COUNT
 };
 
@@ -165,13 +170,16 @@ static const char *const ledger_sql_text[SQL_COUNT] = {
 	[SQL_PRUNE_DAY] = "DELETE FROM budget_day WHERE day < date(?1, '-30 days')",
 	[SQL_PRUNE_RUN] = "DELETE FROM budget_run WHERE created < ?1",
 	[SQL_REPLAY_GET] = "SELECT params_sha256, state, response, owner_pid, owner_start, owner_boot, owner_pidns"
-			   " FROM replay WHERE app = ?1 AND tenant = ?2 AND tool = ?3 AND message_id = ?4",
-	[SQL_REPLAY_PUT] = "INSERT INTO replay (app, tenant, tool, message_id, params_sha256, state, response,"
+			   " FROM replay WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND message_id = ?5",
+	[SQL_REPLAY_PUT] = "INSERT INTO replay (app, tenant, user, tool, message_id, params_sha256, state, response,"
 			   " owner_pid, owner_start, owner_boot, owner_pidns, exec_id, created, updated)"
-			   " VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-	[SQL_REPLAY_DONE] = "UPDATE replay SET state = 'done', response = ?5, updated = ?9"
-			    " WHERE app = ?1 AND tenant = ?2 AND tool = ?3 AND message_id = ?4 AND state = 'pending'"
-			    " AND owner_pid = ?6 AND owner_start = ?7 AND owner_boot = ?8",
+			   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', NULL, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+	[SQL_REPLAY_DONE] = "UPDATE replay SET state = 'done', response = ?6, updated = ?10"
+			    " WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND message_id = ?5"
+			    " AND state = 'pending' AND owner_pid = ?7 AND owner_start = ?8 AND owner_boot = ?9",
+	[SQL_REPLAY_DROP] = "DELETE FROM replay"
+			    " WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND message_id = ?5"
+			    " AND state = 'pending' AND owner_pid = ?6 AND owner_start = ?7 AND owner_boot = ?8",
 };
 
 /* Who a process is on this host: pid and start time (clock ticks since
@@ -224,19 +232,19 @@ static uint64_t now_ms(void)
 
 /* Sleeps *step ms, cut to what is left before deadline (CLOCK_MONOTONIC
  * ms), and doubles *step up to LEDGER_POLL_MAX_MS.  Returns 0, without
- * sleeping, once the deadline has passed. */
-static int ledger_nap(uint64_t deadline, uint64_t *step)
+ * sleeping, once the deadline has passed; -1 as soon as cancel_fd (when
+ * >= 0) is readable, so a run that ends never waits here; 1 otherwise. */
+static int ledger_nap(uint64_t deadline, uint64_t *step, int cancel_fd)
 {
 	uint64_t now = now_ms(), len = *step;
-	struct timespec ts;
+	struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
 
 	if (now >= deadline)
 		return 0;
 	if (len > deadline - now)
 		len = deadline - now;
-	ts.tv_sec = (time_t)(len / 1000u);
-	ts.tv_nsec = (long)(len % 1000u) * 1000000L;
-	nanosleep(&ts, NULL);
+	if (poll(&pfd, cancel_fd >= 0 ? 1 : 0, (int)len) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		return -1;
 	*step = *step * 2 > LEDGER_POLL_MAX_MS ? LEDGER_POLL_MAX_MS : *step * 2;
 	return 1;
 }
@@ -635,7 +643,7 @@ static int ledger_wal(struct ledger *l, const char *path, uint64_t deadline, cha
 			got = sqlite3_step(st);
 		if (got == SQLITE_ROW)
 			break;
-		if (!ledger_busy(got) || !ledger_nap(deadline, &step)) {
+		if (!ledger_busy(got) || !ledger_nap(deadline, &step, -1)) {
 			ledger_dberr(l, "switching to WAL mode", err, n);
 			goto out;
 		}
@@ -741,7 +749,7 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 		l->first_rc = SQLITE_OK;
 		if (ledger_migrate(l, path, err, n) == 0)
 			break;
-		if (!ledger_busy(l->first_rc) || !ledger_nap(deadline, &step))
+		if (!ledger_busy(l->first_rc) || !ledger_nap(deadline, &step, -1))
 			goto out;
 	}
 	*out = l;
@@ -925,7 +933,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
 static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call *c, const char *message_id,
 				     const char *digest, char **response, int *wait, char *err, size_t n)
 {
-	const char *key[5] = {c->app, c->tenant, c->tool, message_id, digest};
+	const char *key[6] = {c->app, c->tenant, c->user, c->tool, message_id, digest};
 	enum ledger_replay res = LEDGER_REPLAY_ERROR;
 	struct ledger_owner o;
 	sqlite3_stmt *st, *put;
@@ -937,7 +945,7 @@ static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call 
 	st = ledger_stmt(l, SQL_REPLAY_GET, err, n);
 	if (st == NULL)
 		goto out;
-	rc = bind_texts(st, key, 4);
+	rc = bind_texts(st, key, 5);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -974,15 +982,15 @@ static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call 
 	put = ledger_stmt(l, SQL_REPLAY_PUT, err, n);
 	if (put == NULL)
 		goto out;
-	rc = bind_texts(put, key, 5);
+	rc = bind_texts(put, key, 6);
 	if (rc == SQLITE_OK)
-		rc = bind_owner(put, 6, &l->self);
+		rc = bind_owner(put, 7, &l->self);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(put, 9, l->self.pidns);
+		rc = sqlite3_bind_int64(put, 10, l->self.pidns);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(put, 10, c->exec_id, -1, SQLITE_STATIC);
+		rc = sqlite3_bind_text(put, 11, c->exec_id, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(put, 11, (int64_t)time(NULL));
+		rc = sqlite3_bind_int64(put, 12, (int64_t)time(NULL));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(put);
 	if (rc != SQLITE_DONE)
@@ -1003,8 +1011,8 @@ out:
 }
 
 enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
-				       const char *params_sha256, uint64_t wait_ms, char **response, char *err,
-				       size_t n)
+				       const char *params_sha256, uint64_t wait_ms, int cancel_fd, char **response,
+				       char *err, size_t n)
 {
 	uint64_t deadline, step = 1;
 	enum ledger_replay res;
@@ -1017,6 +1025,10 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
 	*response = NULL;
 	if (!call_ok(l, c, err, n))
 		return LEDGER_REPLAY_ERROR;
+	if (!id_ok(c->user, 1)) {
+		ledger_errf(err, n, "ledger: the call needs a user (\"\" for none) of at most %d bytes", LEDGER_MAX_ID);
+		return LEDGER_REPLAY_ERROR;
+	}
 	if (!id_ok(message_id, 0) || !digest_ok(params_sha256)) {
 		ledger_errf(err, n,
 			    "ledger: replay needs a message id (1 to %d bytes) and the params digest as 64 "
@@ -1033,37 +1045,63 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
 		/* Pending under a live owner: look again later, holding neither
 		 * the mutex nor a transaction, so the owner (maybe another
 		 * thread of ours) can finish. */
-		if (!ledger_nap(deadline, &step))
+		switch (ledger_nap(deadline, &step, cancel_fd)) {
+		case 0:
 			return LEDGER_REPLAY_IN_DOUBT;
+		case -1:
+			return LEDGER_REPLAY_CANCELLED;
+		}
 	}
 }
+
+static int replay_close(struct ledger *l, const struct ledger_call *c, const char *message_id, const char *response,
+			char *err, size_t n);
 
 int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n)
 {
-	const char *key[5] = {NULL, NULL, NULL, message_id, response};
+	if (response == NULL) {
+		ledger_errf(err, n, "ledger: finish needs a response");
+		return -1;
+	}
+	return replay_close(l, c, message_id, response, err, n);
+}
+
+int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const char *message_id, char *err,
+			  size_t n)
+{
+	return replay_close(l, c, message_id, NULL, err, n);
+}
+
+/* finish (response set: the record becomes done) or abandon (NULL: the
+ * pending record goes, as if never begun); either only by its owner. */
+static int replay_close(struct ledger *l, const struct ledger_call *c, const char *message_id, const char *response,
+			char *err, size_t n)
+{
+	const char *key[6] = {NULL, NULL, NULL, NULL, message_id, response};
 	sqlite3_stmt *st;
 	int rc = -1, ok = 0;
 
 	if (!call_ok(l, c, err, n))
 		return -1;
-	if (!id_ok(message_id, 0) || response == NULL) {
-		ledger_errf(err, n, "ledger: finish needs a message id and a response");
+	if (!id_ok(message_id, 0) || !id_ok(c->user, 1)) {
+		ledger_errf(err, n, "ledger: finish and abandon need a message id and a user (\"\" for none)");
 		return -1;
 	}
 	key[0] = c->app;
 	key[1] = c->tenant;
-	key[2] = c->tool;
+	key[2] = c->user;
+	key[3] = c->tool;
 	if (ledger_tx_begin(l, err, n) != 0)
 		return -1;
-	st = ledger_stmt(l, SQL_REPLAY_DONE, err, n);
+	st = ledger_stmt(l, response != NULL ? SQL_REPLAY_DONE : SQL_REPLAY_DROP, err, n);
 	if (st == NULL)
 		goto out;
-	rc = bind_texts(st, key, 5);
+	rc = bind_texts(st, key, response != NULL ? 6 : 5);
 	if (rc == SQLITE_OK)
-		rc = bind_owner(st, 6, &l->self);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 9, (int64_t)time(NULL));
+		rc = bind_owner(st, response != NULL ? 7 : 6, &l->self);
+	if (rc == SQLITE_OK && response != NULL)
+		rc = sqlite3_bind_int64(st, 10, (int64_t)time(NULL));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	ledger_done(st);

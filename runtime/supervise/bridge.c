@@ -35,6 +35,8 @@
 struct bridge_conn {
 	struct bridge *b;
 	int fd;
+	int idle;          /* waiting for a frame to start; atomic */
+	uint64_t last_ms;  /* when its last frame ended (acceptor-side estimate); atomic */
 	pthread_t thread;
 	int used;          /* a thread was started and not joined yet */
 	int done;          /* the thread has finished (joinable without waiting); atomic */
@@ -50,6 +52,7 @@ struct bridge {
 	struct bridge_conn conns[BRIDGE_MAX_CONNS];
 	cJSON *calls;       /* toolCalls, under mu */
 	unsigned ncalls;    /* all calls, also those not listed */
+	unsigned dropped;   /* refused past BRIDGE_MAX_CALLS, without an audit line */
 	struct ledger *ledger; /* under mu until opened */
 	char ledger_err[256];
 	ino_t child_pidns;
@@ -66,6 +69,8 @@ struct verdict {
 	int replayed;
 	int close_after;   /* auth or framing: the connection cannot go on */
 	uint64_t tool_ms;
+	int started;       /* the tool may have acted (tool_exec_res.started) */
+	int params_known;  /* the params passed the signature: their names may be logged */
 };
 
 static uint64_t bridge_now_ms(void)
@@ -120,13 +125,20 @@ int bridge_listen(const char *path, int chown_to, uid_t uid, gid_t gid, int *fd,
 /* --- frames ---------------------------------------------------------- */
 
 /* Reads exactly len bytes.  Before the first byte it waits as long as the
- * connection lives (idle_ok); once a frame has started, the rest must come
- * within BRIDGE_FRAME_TIMEOUT_MS.  Returns 1 when complete, 0 on a clean
- * EOF before any byte, -1 on a cut (EOF, timeout, error) or stop. */
-static int bridge_read_full(struct bridge *b, int fd, void *buf, size_t len, int idle_ok)
+ * connection lives (idle != NULL, and *idle is 1 meanwhile, so the acceptor
+ * may end the connection for a new one); once a frame has started, the rest
+ * must come within BRIDGE_FRAME_TIMEOUT_MS.  Returns 1 when complete, 0 on
+ * a clean end before any byte (EOF, or the run stopping), -1 on a cut (EOF,
+ * timeout, error, stop). */
+static int bridge_read_full(struct bridge *b, int fd, void *buf, size_t len, int *idle)
 {
 	size_t got = 0;
+	int idle_ok = idle != NULL;
 	uint64_t deadline = idle_ok ? 0 : bridge_now_ms() + BRIDGE_FRAME_TIMEOUT_MS;
+	int rc = 1;
+
+	if (idle != NULL)
+		__atomic_store_n(idle, 1, __ATOMIC_RELEASE);
 
 	while (got < len) {
 		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = b->stop_fd, .events = POLLIN } };
@@ -136,29 +148,40 @@ static int bridge_read_full(struct bridge *b, int fd, void *buf, size_t len, int
 		if (deadline != 0) {
 			uint64_t t = bridge_now_ms();
 
-			if (t >= deadline)
-				return -1;
+			if (t >= deadline) {
+				rc = -1;
+				break;
+			}
 			wait = (int)(deadline - t);
 		}
 		if (poll(pfd, 2, wait) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;
+			rc = -1;
+			break;
 		}
-		if (pfd[1].revents)
-			return -1;
+		if (pfd[1].revents) {
+			rc = got == 0 && idle_ok ? 0 : -1;
+			break;
+		}
 		if (pfd[0].revents == 0)
 			continue;
 		r = read(fd, (char *)buf + got, len - got);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (r <= 0)
-			return got == 0 && idle_ok ? 0 : -1;
+		if (r <= 0) {
+			rc = got == 0 && idle_ok ? 0 : -1;
+			break;
+		}
+		if (got == 0 && idle != NULL)
+			__atomic_store_n(idle, 0, __ATOMIC_RELEASE);
 		got += (size_t)r;
 		if (deadline == 0)
 			deadline = bridge_now_ms() + BRIDGE_FRAME_TIMEOUT_MS;
 	}
-	return 1;
+	if (idle != NULL)
+		__atomic_store_n(idle, 0, __ATOMIC_RELEASE);
+	return rc;
 }
 
 static int bridge_write_full(struct bridge *b, int fd, const void *buf, size_t len)
@@ -302,8 +325,11 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 	}
 	if (v->replayed)
 		cJSON_AddBoolToObject(line, "replayed", 1);
+	/* Only names the signature declares: a refused call's names are the
+	 * caller's text, and would let the sandbox write what it likes into
+	 * the log. */
 	names = cJSON_AddArrayToObject(line, "paramNames");
-	for (const cJSON *p = cr->params ? cr->params->child : NULL; p != NULL; p = p->next)
+	for (const cJSON *p = cr->params && v->params_known ? cr->params->child : NULL; p != NULL; p = p->next)
 		cJSON_AddItemToArray(names, cJSON_CreateString(p->string));
 	cJSON_AddNumberToObject(line, "durationMs", (double)cr->ms);
 	cJSON_AddNumberToObject(line, "toolMs", (double)v->tool_ms);
@@ -550,6 +576,7 @@ static uint32_t bridge_check_call(struct bridge *b, const struct request *rq, st
 		snprintf(v->audit, sizeof(v->audit), "%s: %s", pr.path, params_verdict_name(pr.verdict));
 		return CPOL_NONE;
 	}
+	v->params_known = 1;
 	if (!constraint_eval(p, t, rq->params, &cr)) {
 		verdict_deny(v, "constraint", "tool_denied", constraint_verdict_name(cr.verdict),
 			     "constraint %u of %s does not hold", cr.index + 1, tool->id);
@@ -626,12 +653,26 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 		goto out;
 	}
 	v->tool_ms = res.duration_ms;
+	v->started = res.started;
 	switch (res.outcome) {
 	case TOOL_EXEC_OK:
 		v->result = tool_exec_parse_output(res.out, res.out_len, why, sizeof(why));
-		if (v->result == NULL)
+		if (v->result == NULL) {
 			verdict_deny(v, "exec", "tool_failed", "bad_answer", "%s answered with invalid JSON: %s",
 				     tool->id, why);
+		} else {
+			/* Printed again, a number can grow (5e-324 has 21
+			 * digits once printed): the answer frame must still fit. */
+			char *again = cJSON_PrintUnformatted(v->result);
+
+			if (again == NULL || strlen(again) > BRIDGE_MAX_RESPONSE - 1024) {
+				cJSON_Delete(v->result);
+				v->result = NULL;
+				verdict_deny(v, "exec", "tool_failed", "oversized",
+					     "%s answered more than the bridge can pass on", tool->id);
+			}
+			free(again);
+		}
 		break;
 	case TOOL_EXEC_TIMEOUT:
 		verdict_deny(v, "exec", "tool_timeout", "timeout", "%s did not answer within %llu ms", tool->id,
@@ -707,12 +748,88 @@ static void bridge_replay_load(const char *text, struct verdict *v)
 	cJSON_Delete(o);
 }
 
-/* budget, replay, exec: the checks with state that outlives the call. */
+/* The budget check; 0 when the call may go on, -1 with v filled. */
+static int bridge_take_budget(struct ledger *l, const struct cpol_tool *tool, const struct ledger_call *lc,
+			      struct verdict *v)
+{
+	char err[300];
+
+	switch (ledger_budget_take(l, lc, tool->max_calls, tool->max_calls_per_day, err, sizeof(err))) {
+	case LEDGER_BUDGET_OK:
+		return 0;
+	case LEDGER_BUDGET_RUN:
+		verdict_deny(v, "budget", "budget_exceeded", "run", "%s may be called %u times in one run", tool->id,
+			     tool->max_calls);
+		return -1;
+	case LEDGER_BUDGET_DAY:
+		verdict_deny(v, "budget", "budget_exceeded", "day", "%s may be called %u times a day by this user",
+			     tool->id, tool->max_calls_per_day);
+		return -1;
+	default:
+		verdict_deny(v, "budget", "internal_error", "ledger", "%s", err);
+		return -1;
+	}
+}
+
+/* The replay check; 0 when this call now owns a pending record and runs,
+ * 1 when v holds the answer (recorded, or a refusal). */
+static int bridge_replay_begin(struct bridge *b, struct ledger *l, const struct cpol_tool *tool,
+			       const struct request *rq, const struct ledger_call *lc, struct verdict *v)
+{
+	char err[300], digest[65], *recorded = NULL;
+	/* A repeat waits for the first call's tool, but never past the run's
+	 * own end, and not at all once the run is stopping. */
+	uint64_t wait = tool->timeout_ms + 2000, now = bridge_now_ms();
+
+	if (b->cfg.deadline_ms != 0)
+		wait = now >= b->cfg.deadline_ms ? 0 : (b->cfg.deadline_ms - now < wait ? b->cfg.deadline_ms - now : wait);
+	if (bridge_params_digest(rq->params, digest) != 0) {
+		verdict_deny(v, "replay", "internal_error", "memory", "out of memory");
+		return 1;
+	}
+	switch (ledger_replay_begin(l, lc, rq->message_id, digest, wait, b->stop_fd, &recorded, err, sizeof(err))) {
+	case LEDGER_REPLAY_RUN:
+		return 0;
+	case LEDGER_REPLAY_RECORDED:
+		bridge_replay_load(recorded, v);
+		free(recorded);
+		return 1;
+	case LEDGER_REPLAY_IN_DOUBT:
+		verdict_deny(v, "replay", "in_doubt", "pending",
+			     "message %s of %s was started and never recorded (a crash?): it is not run again",
+			     rq->message_id, tool->id);
+		return 1;
+	case LEDGER_REPLAY_CONFLICT:
+		verdict_deny(v, "replay", "invalid_params", "conflict",
+			     "message %s was already used for %s with other params", rq->message_id, tool->id);
+		return 1;
+	case LEDGER_REPLAY_CANCELLED:
+		verdict_deny(v, "replay", "tool_failed", "cancelled",
+			     "the run ended while waiting for an earlier call with message %s", rq->message_id);
+		return 1;
+	default:
+		verdict_deny(v, "replay", "internal_error", "ledger", "%s", err);
+		return 1;
+	}
+}
+
+/*
+ * budget, replay, exec: the checks with state that outlives the call.
+ *
+ * For a side-effect tool the replay record is looked up before the budget
+ * (DESIGN.md §5 lists budget first): a retry of a call that already acted
+ * must get its recorded answer even when the budget is spent since, or
+ * the retry that replay exists for would fail.  A recorded answer costs no
+ * budget.  A call that owns a new pending record and is then refused by
+ * the budget, or whose tool never started, gives the record up, so that
+ * nothing records an answer the tool never gave.
+ */
 static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *rq, struct verdict *v)
 {
 	const struct cpol_tool *tool = &b->cfg.pol->tools[t];
 	int replay = (tool->flags & CPOL_TOOL_F_SIDE_EFFECT) && (tool->flags & CPOL_TOOL_F_REPLAY);
-	char day[16], err[300], digest[65], *recorded = NULL, *text = NULL;
+	int budget = tool->max_calls != 0 || tool->max_calls_per_day != 0, owned = 0;
+	char day[16], err[300], *text = NULL;
 	struct ledger *l = NULL;
 	struct ledger_call lc;
 
@@ -723,82 +840,51 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 				   .user = ctx_str(b, "user"),
 				   .exec_id = b->cfg.exec_id,
 				   .day = day };
-	if (tool->max_calls != 0 || tool->max_calls_per_day != 0 || replay) {
+	if (budget || replay) {
 		l = bridge_ledger(b, err, sizeof(err));
 		if (l == NULL) {
-			verdict_deny(v, "budget", "internal_error", "ledger", "%s", err);
-			return;
-		}
-	}
-	if (l != NULL && (tool->max_calls != 0 || tool->max_calls_per_day != 0)) {
-		switch (ledger_budget_take(l, &lc, tool->max_calls, tool->max_calls_per_day, err, sizeof(err))) {
-		case LEDGER_BUDGET_OK:
-			break;
-		case LEDGER_BUDGET_RUN:
-			verdict_deny(v, "budget", "budget_exceeded", "run", "%s may be called %u times in one run",
-				     tool->id, tool->max_calls);
-			return;
-		case LEDGER_BUDGET_DAY:
-			verdict_deny(v, "budget", "budget_exceeded", "day",
-				     "%s may be called %u times a day by this user", tool->id, tool->max_calls_per_day);
-			return;
-		default:
-			verdict_deny(v, "budget", "internal_error", "ledger", "%s", err);
+			verdict_deny(v, replay ? "replay" : "budget", "internal_error", "ledger", "%s", err);
 			return;
 		}
 	}
 	if (replay) {
-		if (bridge_params_digest(rq->params, digest) != 0) {
-			verdict_deny(v, "replay", "internal_error", "memory", "out of memory");
+		if (bridge_replay_begin(b, l, tool, rq, &lc, v) != 0)
 			return;
-		}
-		/* A repeat waits for the first call's tool, but never past the
-		 * run's own end: bridge_stop() must not wait for another run. */
-		uint64_t wait = tool->timeout_ms + 2000, now = bridge_now_ms();
-
-		if (b->cfg.deadline_ms != 0)
-			wait = now >= b->cfg.deadline_ms ? 0 : (b->cfg.deadline_ms - now < wait ? b->cfg.deadline_ms - now : wait);
-		switch (ledger_replay_begin(l, &lc, rq->message_id, digest, wait, &recorded, err, sizeof(err))) {
-		case LEDGER_REPLAY_RUN:
-			break;
-		case LEDGER_REPLAY_RECORDED:
-			bridge_replay_load(recorded, v);
-			free(recorded);
-			return;
-		case LEDGER_REPLAY_IN_DOUBT:
-			verdict_deny(v, "replay", "in_doubt", "pending",
-				     "message %s of %s was started and never recorded (a crash?): it is not run again",
-				     rq->message_id, tool->id);
-			return;
-		case LEDGER_REPLAY_CONFLICT:
-			verdict_deny(v, "replay", "invalid_params", "conflict",
-				     "message %s was already used for %s with other params", rq->message_id, tool->id);
-			return;
-		default:
-			verdict_deny(v, "replay", "internal_error", "ledger", "%s", err);
-			return;
-		}
+		owned = 1;
 	}
+	if (budget && bridge_take_budget(l, tool, &lc, v) != 0)
+		goto give_up;
 	bridge_exec(b, tool, rq, v);
+	if (!owned)
+		return;
+	if (!v->started)
+		goto give_up;
 	/* A cancelled tool may or may not have acted: its record stays
 	 * pending and answers in_doubt from now on. */
-	if (replay && !(v->code != NULL && strcmp(v->reason, "cancelled") == 0)) {
-		text = bridge_replay_text(v);
-		if (text == NULL || ledger_replay_finish(l, &lc, rq->message_id, text, err, sizeof(err)) != 0) {
-			cJSON_Delete(v->result);
-			v->result = NULL;
-			verdict_deny(v, "replay", "internal_error", "ledger", "the answer could not be recorded: %s",
-				     text ? err : "out of memory");
-		}
-		free(text);
+	if (v->code != NULL && strcmp(v->reason, "cancelled") == 0)
+		return;
+	text = bridge_replay_text(v);
+	if (text == NULL || ledger_replay_finish(l, &lc, rq->message_id, text, err, sizeof(err)) != 0) {
+		cJSON_Delete(v->result);
+		v->result = NULL;
+		verdict_deny(v, "replay", "internal_error", "ledger", "the answer could not be recorded: %s",
+			     text ? err : "out of memory");
 	}
+	free(text);
+	return;
+give_up:
+	if (owned && ledger_replay_abandon(l, &lc, rq->message_id, err, sizeof(err)) != 0)
+		verdict_deny(v, "replay", "internal_error", "ledger", "the pending record could not be given up: %s",
+			     err);
 }
 
 /* --- a connection ---------------------------------------------------- */
 
 /* One frame in, one answer out.  Returns 0 to go on, -1 to close. */
-static int bridge_serve_frame(struct bridge *b, int fd)
+static int bridge_serve_frame(struct bridge_conn *c)
 {
+	struct bridge *b = c->b;
+	int fd = c->fd;
 	unsigned char h[4];
 	uint32_t len;
 	char *body = NULL, why[256];
@@ -806,7 +892,7 @@ static int bridge_serve_frame(struct bridge *b, int fd)
 	struct verdict v = { 0 };
 	struct call_record cr = { 0 };
 	uint64_t start;
-	int r = bridge_read_full(b, fd, h, 4, 1), rc = -1;
+	int r = bridge_read_full(b, fd, h, 4, &c->idle), rc = -1, quiet = 0;
 	uint64_t max = b->cfg.pol->limits.max_tool_request_bytes;
 
 	if (r == 0)
@@ -818,6 +904,19 @@ static int bridge_serve_frame(struct bridge *b, int fd)
 	}
 	len = request_frame_len(h);
 	cr.req_bytes = len;
+	/* Every call is a line on the host's disk: past BRIDGE_MAX_CALLS a
+	 * run is refused without a line each (bridge_stop() writes one line
+	 * with the count), so a loop in the sandbox cannot fill the disk. */
+	pthread_mutex_lock(&b->mu);
+	quiet = b->ncalls >= BRIDGE_MAX_CALLS;
+	if (quiet)
+		b->dropped++;
+	pthread_mutex_unlock(&b->mu);
+	if (quiet) {
+		verdict_deny(&v, "frame", "bad_request", "too_many_calls", "this run has made %d calls, the most a run may",
+			     BRIDGE_MAX_CALLS);
+		goto answer;
+	}
 	if (len == 0 || len > max) {
 		verdict_deny(&v, "frame", "bad_request", len ? "oversized" : "empty",
 			     "a frame of %u bytes (the limit is max_tool_request_bytes, %llu)", len,
@@ -829,7 +928,7 @@ static int bridge_serve_frame(struct bridge *b, int fd)
 		verdict_deny(&v, "frame", "internal_error", "memory", "out of memory");
 		goto answer;
 	}
-	if (bridge_read_full(b, fd, body, len, 0) != 1) {
+	if (bridge_read_full(b, fd, body, len, NULL) != 1) {
 		verdict_deny(&v, "frame", "bad_request", "truncated", "the frame ended before its %u bytes", len);
 		goto answer;
 	}
@@ -864,10 +963,20 @@ answer:
 	 * to be at a frame boundary, so the connection ends; any other
 	 * refusal came after a whole frame, and the connection goes on. */
 	rc = v.code != NULL && (strcmp(v.check, "frame") == 0 || strcmp(v.check, "token") == 0) ? -1 : 0;
+	if (quiet) {
+		bridge_answer(b, fd, NULL, &v);
+		goto out;
+	}
 	cr.id = rq.id; /* a shape refusal may know it: the audit line names what the answer names */
 	cr.resp_bytes = bridge_answer(b, fd, rq.id, &v);
+	/* An answer that could not be sent leaves the client waiting for
+	 * bytes that will not come: end the connection so it sees EOF. */
+	if (cr.resp_bytes == 0)
+		rc = -1;
 	cr.ms = bridge_now_ms() - start;
 	bridge_record(b, &cr, &v);
+out:
+	__atomic_store_n(&c->last_ms, bridge_now_ms(), __ATOMIC_RELEASE);
 	cJSON_Delete(v.result);
 	request_free(&rq);
 	free(body);
@@ -878,7 +987,7 @@ static void *bridge_conn_main(void *arg)
 {
 	struct bridge_conn *c = arg;
 
-	while (bridge_serve_frame(c->b, c->fd) == 0)
+	while (bridge_serve_frame(c) == 0)
 		;
 	shutdown(c->fd, SHUT_RDWR);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
@@ -895,6 +1004,68 @@ static void bridge_refuse_peer(struct bridge *b, int fd, const char *why)
 	bridge_record(b, &cr, &v);
 }
 
+/*
+ * All slots taken: the client keeps one connection per process open
+ * between calls, so a program with more processes than slots would wait
+ * although most connections sit idle.  The connection idle the
+ * longest is ended (its client reconnects on its next call, as it does
+ * after any close) and its slot given to the new one.  Returns the slot,
+ * or -1 when every connection is in a call.
+ */
+static int bridge_evict_idle(struct bridge *b)
+{
+	int pick = -1;
+	uint64_t oldest = UINT64_MAX;
+
+	for (int i = 0; i < BRIDGE_MAX_CONNS; i++) {
+		struct bridge_conn *c = &b->conns[i];
+		uint64_t last = __atomic_load_n(&c->last_ms, __ATOMIC_ACQUIRE);
+
+		/* A connection only just accepted is idle until its client's
+		 * first frame arrives: it is not taken before BRIDGE_EVICT_MS. */
+		if (c->used && __atomic_load_n(&c->idle, __ATOMIC_ACQUIRE) && last < oldest &&
+		    bridge_now_ms() - last >= BRIDGE_EVICT_MS) {
+			oldest = last;
+			pick = i;
+		}
+	}
+	if (pick < 0)
+		return -1;
+	/* Its thread sees EOF in its idle read and ends without a line. */
+	shutdown(b->conns[pick].fd, SHUT_RDWR);
+	pthread_join(b->conns[pick].thread, NULL);
+	close(b->conns[pick].fd);
+	b->conns[pick].used = 0;
+	return pick;
+}
+
+/* A free slot (joining threads that have ended), or an idle one made
+ * free; -1 when every connection is busy in a call. */
+static int bridge_free_slot(struct bridge *b)
+{
+	int slot = -1;
+
+	for (int i = 0; i < BRIDGE_MAX_CONNS; i++) {
+		struct bridge_conn *c = &b->conns[i];
+
+		if (c->used && __atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			pthread_join(c->thread, NULL);
+			close(c->fd);
+			c->used = 0;
+		}
+		if (!c->used && slot < 0)
+			slot = i;
+	}
+	return slot >= 0 ? slot : bridge_evict_idle(b);
+}
+
+/*
+ * Connections are accepted only when a slot is free: with every slot in a
+ * call, a new connection waits in the listen backlog (its client blocks, as
+ * on any busy server) until a call ends, instead of being refused.  Calls
+ * end within their tool's timeout, and idle connections make room
+ * (bridge_evict_idle), so the wait is bounded.
+ */
 static void *bridge_accept_main(void *arg)
 {
 	struct bridge *b = arg;
@@ -902,7 +1073,7 @@ static void *bridge_accept_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = b->listen_fd, .events = POLLIN }, { .fd = b->stop_fd, .events = POLLIN } };
 		char why[256];
-		int fd, slot = -1;
+		int fd, slot;
 
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
@@ -910,6 +1081,13 @@ static void *bridge_accept_main(void *arg)
 			break;
 		if (!(pfd[0].revents & POLLIN))
 			continue;
+		slot = bridge_free_slot(b);
+		if (slot < 0) {
+			/* All in calls: look again shortly, or stop. */
+			if (poll(&pfd[1], 1, 10) > 0)
+				break;
+			continue;
+		}
 		fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -918,29 +1096,7 @@ static void *bridge_accept_main(void *arg)
 			close(fd);
 			continue;
 		}
-		for (int i = 0; i < BRIDGE_MAX_CONNS; i++) {
-			struct bridge_conn *c = &b->conns[i];
-
-			if (c->used && __atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
-				pthread_join(c->thread, NULL);
-				close(c->fd);
-				c->used = 0;
-			}
-			if (!c->used && slot < 0)
-				slot = i;
-		}
-		if (slot < 0) {
-			struct verdict v = { 0 };
-			struct call_record cr = { 0 };
-
-			verdict_deny(&v, "frame", "internal_error", "busy", "more than %d connections at once",
-				     BRIDGE_MAX_CONNS);
-			cr.resp_bytes = bridge_answer(b, fd, NULL, &v);
-			bridge_record(b, &cr, &v);
-			close(fd);
-			continue;
-		}
-		b->conns[slot] = (struct bridge_conn){ .b = b, .fd = fd, .used = 1 };
+		b->conns[slot] = (struct bridge_conn){ .b = b, .fd = fd, .used = 1, .last_ms = bridge_now_ms() };
 		if (pthread_create(&b->conns[slot].thread, NULL, bridge_conn_main, &b->conns[slot]) != 0) {
 			b->conns[slot].used = 0;
 			close(fd);
@@ -1009,6 +1165,21 @@ void bridge_stop(struct bridge *b)
 			close(b->conns[i].fd);
 			b->conns[i].used = 0;
 		}
+	/* No one may connect any more: a late connect would wait in the
+	 * backlog for an answer that never comes. */
+	if (b->listen_fd >= 0) {
+		close(b->listen_fd);
+		b->listen_fd = -1;
+	}
+	if (b->dropped > 0) {
+		struct verdict v = { 0 };
+		struct call_record cr = { 0 };
+
+		verdict_deny(&v, "frame", "bad_request", "too_many_calls",
+			     "%u more calls were refused past %d, without a line each", b->dropped, BRIDGE_MAX_CALLS);
+		b->dropped = 0;
+		bridge_record(b, &cr, &v);
+	}
 }
 
 cJSON *bridge_calls_json(const struct bridge *b)

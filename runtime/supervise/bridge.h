@@ -23,10 +23,12 @@
 
 struct secrets;
 
-#define BRIDGE_MAX_CONNS 8          /* connections served at once */
+#define BRIDGE_MAX_CONNS 8          /* connections served at once; more wait in the backlog */
+#define BRIDGE_EVICT_MS 500         /* an idle connection this old may make room for a new one */
 #define BRIDGE_MAX_RESPONSE (2u << 20)
 #define BRIDGE_FRAME_TIMEOUT_MS 5000 /* a started frame must arrive within it */
 #define BRIDGE_MAX_LISTED_CALLS 1000 /* toolCalls entries kept for the result */
+#define BRIDGE_MAX_CALLS 10000      /* calls of one run with an audit line each */
 
 struct bridge_cfg {
 	const struct cpol_policy *pol;

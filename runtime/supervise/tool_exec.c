@@ -503,6 +503,9 @@ static void te_judge(const struct te_run *r, const struct te_fail *fail, int hav
 	int ws = res->wstatus;
 
 	res->outcome = TOOL_EXEC_FAILED;
+	/* A child that reported a failure before execve never ran the tool;
+	 * one that did not may have acted, whatever happened next. */
+	res->started = r->started && !have_fail;
 	if (r->killed == TE_KILL_TIMEOUT) {
 		res->outcome = TOOL_EXEC_TIMEOUT;
 		snprintf(res->reason, sizeof(res->reason), "timed out after %llu ms; its process group was killed",

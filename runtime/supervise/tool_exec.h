@@ -47,6 +47,9 @@ struct tool_exec_res {
 	char *err;       /* malloc'd stderr (first TOOL_EXEC_MAX_STDERR), NUL-terminated */
 	size_t err_len;
 	int out_truncated; /* output went over max_output (then outcome FAILED) */
+	int started;       /* the tool may have run: a child was made and did not
+			    * report a failure before execve.  0 means the tool
+			    * certainly did nothing (the replay record is given up). */
 	uint64_t duration_ms;
 	char reason[256];  /* why it FAILED, in words, for the log and the answer */
 };

@@ -1026,7 +1026,11 @@ def check_concurrent_calls():
     connections are served at once."""
     r = Run("concurrent-calls", "calls", {"calls": [
         dict(req("test.slow", {}), threads=3), dict(req("test.budget"), threads=3, name="budget"),
-        {"idle": 8}, dict(BASE, name="ninth"), {"closeIdle": 1}, dict(BASE, name="after_one_left")]}).wait()
+        {"idle": 8, "pause": 0.7}, dict(BASE, name="ninth"), {"countClosedIdle": True, "name": "evicted"}] +
+        # Nine threads at once need more processes than RLIMIT_NPROC leaves
+        # a rootless user running four checks at a time (the pids limit is
+        # per host uid there); the queue does not depend on the mode.
+        ([dict(req("test.slow", {}), threads=9, name="nine_slow")] if MODE == "root" else [])}).wait()
     got = {c["name"]: c for c in r.calls()}
     audit = Audit(r)
     b = got.get("budget", {}).get("answers") or []
@@ -1036,12 +1040,25 @@ def check_concurrent_calls():
         "answers %s; audit %s" % (codes, [(ln or {}).get("check") for ln in lines])]
     emit(not bad, "budget_run_concurrent", "; ".join(bad) if bad else
          "three calls at once of a tool with max_calls 2: two allowed, one budget_exceeded/budget")
-    ninth, after = got.get("ninth", {}).get("answer"), got.get("after_one_left", {}).get("answer")
-    bad = judge(ninth, audit.take(ninth), ("internal_error", "frame", "busy")) + \
-        judge(after, audit.take(after), ("ok", "exec"))
+    ninth = got.get("ninth", {}).get("answer")
+    bad = judge(ninth, audit.take(ninth), ("ok", "exec"))
+    evicted = got.get("evicted", {}).get("closedIdle")
+    if evicted != 1:
+        bad.append("%s idle connections ended by the supervisor, want 1 (the oldest); %s" % (evicted, describe(r)))
+    nine = got.get("nine_slow", {})
+    nine_codes = [err_of(a) for a in nine.get("answers") or []]
+    if MODE != "root":
+        pass
+    elif len(nine_codes) != 9 or any(c != ("ok", None) for c in nine_codes):
+        bad.append("nine 1 s calls at once: %s" % nine_codes)
+    elif not 1900 <= nine.get("ms", 0) <= 4500:
+        bad.append("nine 1 s calls at once took %s ms, want about 2 s (8 at a time)" % nine.get("ms"))
+    for a in nine.get("answers") or []:
+        audit.take(a)
     emit(not bad, "connections_at_most_8", "; ".join(bad) if bad else
-         "8 idle connections held: the 9th answered %s; with one closed, the next is served" % "/".join(
-             map(str, err_of(ninth))))
+         "8 idle connections held: the 9th call served (the oldest idle one ended)" +
+         ("; nine 1 s calls at once: all answered, 8 at a time, in %d ms" % nine.get("ms", 0) if MODE == "root"
+          else ""))
     c = got.get("call1", {})
     answers = c.get("answers") or []
     res = [a.get("result") or {} for a in answers]

@@ -132,6 +132,15 @@ PYEOF
 	printf '{"user":"u"}\000{"roles":["admin"]}' >"$T/ctx.json"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
 	expect_out "NUL byte at offset 12"
+	# ... and a \u0000 escape ends a cJSON string early: "ana" would pass
+	# for a user whose name goes on.
+	printf '{"user":"ana\\u0000bob"}' >"$T/ctx.json"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
+	expect_out 'u0000 in a string'
+	# Identity fields are bounded (audit lines, ledger keys, tool env).
+	printf '{"tenant":"%0257d"}' 0 >"$T/ctx.json"
+	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --context "$T/ctx.json"
+	expect_out "over 256 bytes"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --agent nobody
 	expect_out "agent 'nobody' is not declared"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py" --run-dir "$rd"

@@ -307,25 +307,28 @@ static void old_ledger_open(struct fx *f, const char *schema, const char *rows)
 static void assert_old_rows_kept(struct fx *f, const struct ledger_call *c)
 {
 	char err[256], *resp = NULL;
+	/* Replay records from before v3 name no user: they are user "". */
+	struct ledger_call anon = *c, *rc = &anon;
 
+	anon.user = "";
 	assert_int_equal(ledger_budget_take(f->l, c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
 	assert_int_equal(ledger_budget_take(f->l, c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
-	assert_int_equal(ledger_replay_begin(f->l, c, "m-done", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, rc, "m-done", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RECORDED);
 	assert_string_equal(resp, "{\"sent\":1}");
 	free(resp);
 	resp = NULL;
-	assert_int_equal(ledger_replay_begin(f->l, c, "m-pending", DIG_A, 2000, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, rc, "m-pending", DIG_A, 2000, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	assert_null(resp);
 }
 
-/* The v3 keys, read from the schema: (app, tenant, tool, message_id) and
+/* The v3 keys, read from the schema: (app, tenant, user, tool, message_id) and
  * (app, tenant, user, tool, day), and the prune indexes still there. */
 static void assert_v3_schema(sqlite3 *db)
 {
 	assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
-	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,tool,message_id' FROM"
+	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,user,tool,message_id' FROM"
 				     " (SELECT name FROM pragma_table_info('replay') WHERE pk > 0 ORDER BY pk)"),
 			 1);
 	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,user,tool,day' FROM"
@@ -359,7 +362,7 @@ static void test_migrates_v1(void **state)
 
 	assert_old_rows_kept(f, &c);
 	/* and the new columns work */
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m-new", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-new", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m-new", "ok", err, sizeof(err)), 0);
 }
 
@@ -405,7 +408,7 @@ static void test_migrates_v2(void **state)
 	assert_int_equal(ledger_budget_take(f->l, &crashed, 5, 0, err, sizeof(err)), LEDGER_BUDGET_RUN);
 	/* another tenant sees none of them */
 	assert_int_equal(ledger_budget_take(f->l, &acme, 0, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
-	assert_int_equal(ledger_replay_begin(f->l, &acme, "m-done", DIG_B, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &acme, "m-done", DIG_B, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
 	assert_null(resp);
 	assert_int_equal(ledger_replay_finish(f->l, &acme, "m-done", "acme's", err, sizeof(err)), 0);
@@ -590,7 +593,7 @@ static void test_bad_input_is_an_error(void **state)
 	c.tenant = NULL;
 	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
 	assert_non_null(strstr(err, "tenant"));
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
 	assert_non_null(strstr(err, "tenant"));
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{}", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "tenant"));
@@ -605,12 +608,12 @@ static void test_bad_input_is_an_error(void **state)
 	assert_int_equal(ledger_budget_take(NULL, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
 	assert_int_equal(ledger_budget_take(f->l, NULL, 1, 1, err, sizeof(err)), LEDGER_BUDGET_ERROR);
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", "ABC", 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", "ABC", 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
 	assert_null(resp);
 	assert_non_null(strstr(err, "digest"));
-	assert_int_equal(ledger_replay_begin(f->l, &c, "", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
-	assert_int_equal(ledger_replay_begin(f->l, &c, NULL, DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, NULL, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, NULL, DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_ERROR);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, NULL, err, sizeof(err)), LEDGER_REPLAY_ERROR);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", NULL, err, sizeof(err)), -1);
 	assert_int_equal(ledger_run_end(f->l, "", err, sizeof(err)), -1);
 	/* a NULL or empty err buffer is not written */
@@ -628,7 +631,7 @@ static void test_replay_records_once(void **state)
 	char err[256], *resp = NULL;
 	sqlite3 *db;
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_null(resp);
 	db = raw_open(f->db, 0);
 	assert_int_equal(raw_int(db, "SELECT owner_pid FROM replay WHERE message_id = 'm1' AND state = 'pending'"),
@@ -639,13 +642,13 @@ static void test_replay_records_once(void **state)
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"id\":\"43\"}", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no pending record"));
 	/* a retried execution gets the first answer */
-	assert_int_equal(ledger_replay_begin(f->l, &retry, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &retry, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RECORDED);
 	assert_string_equal(resp, "{\"id\":\"42\"}");
 	free(resp);
 	resp = NULL;
 	/* the key is (app, tenant, tool, message id): another tool, another record */
-	assert_int_equal(ledger_replay_begin(f->l, &other_tool, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &other_tool, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
 	/* never begun */
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m-none", "{}", err, sizeof(err)), -1);
@@ -664,9 +667,9 @@ static void test_tenant_replay_isolated(void **state)
 	int runs = 0;
 
 	/* A's record is pending: B neither waits for it nor conflicts with it */
-	runs += ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
+	runs += ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
 	t0 = ms_now();
-	runs += ledger_replay_begin(f->l, &b, "m1", DIG_B, 2000, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
+	runs += ledger_replay_begin(f->l, &b, "m1", DIG_B, 2000, -1, &resp, err, sizeof(err)) == LEDGER_REPLAY_RUN;
 	assert_true(ms_now() - t0 < 1000);
 	assert_int_equal(runs, 2);
 	assert_null(resp);
@@ -676,21 +679,90 @@ static void test_tenant_replay_isolated(void **state)
 	assert_non_null(strstr(err, "globex"));
 	assert_int_equal(ledger_replay_finish(f->l, &a, "m1", "acme's answer", err, sizeof(err)), 0);
 	/* each gets its own answer back, and its own conflicts */
-	assert_int_equal(ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &a, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RECORDED);
 	assert_string_equal(resp, "acme's answer");
 	free(resp);
 	resp = NULL;
-	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_B, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_B, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RECORDED);
 	assert_string_equal(resp, "globex's answer");
 	free(resp);
 	resp = NULL;
-	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &b, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_CONFLICT);
 	/* a call without a tenant is a third party, not a wildcard */
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_null(resp);
+}
+
+/* Users of one tenant: ann's recorded answer is not bob's to read, and
+ * bob cannot learn (conflict) that ann used an id. */
+static void test_user_replay_isolated(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call ann = call_in("acme", call_of("cafe", "mail.send", "ann", "e1", "2024-05-01"));
+	struct ledger_call bob = ann;
+	char err[256], *resp = NULL;
+
+	bob.user = "bob";
+	assert_int_equal(ledger_replay_begin(f->l, &ann, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_finish(f->l, &ann, "m1", "ann's answer", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_begin(f->l, &bob, "m1", DIG_B, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_null(resp);
+	assert_int_equal(ledger_replay_finish(f->l, &bob, "m1", "bob's answer", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_begin(f->l, &ann, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "ann's answer");
+	free(resp);
+}
+
+/* A call refused or failed before its tool acted gives its record up: the
+ * next call with that id runs, as if the first had never begun.  Only the
+ * owner of a pending record may give it up. */
+static void test_replay_abandon(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_abandon(f->l, &c, "m1", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_abandon(f->l, &c, "m1", err, sizeof(err)), -1);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "done", err, sizeof(err)), 0);
+	/* a done record is not given up */
+	assert_int_equal(ledger_replay_abandon(f->l, &c, "m1", err, sizeof(err)), -1);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RECORDED);
+	free(resp);
+}
+
+/* A repeat waiting for a live owner stops at once when the run ends
+ * (cancel_fd readable), instead of after wait_ms. */
+static void test_replay_wait_cancelled(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	int p[2];
+	uint64_t t0;
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	/* not cancelled: the wait runs out */
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 300, p[0], &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	assert_true(ms_now() - t0 >= 250);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	t0 = ms_now();
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 10000, p[0], &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_CANCELLED);
+	assert_true(ms_now() - t0 < 1000);
+	assert_null(resp);
+	close(p[0]);
+	close(p[1]);
 }
 
 static void test_replay_conflict(void **state)
@@ -700,18 +772,18 @@ static void test_replay_conflict(void **state)
 	char err[256], *resp = NULL;
 	uint64_t t0;
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	/* pending, other params: a conflict at once, no waiting */
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 2000, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 2000, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_CONFLICT);
 	assert_true(ms_now() - t0 < 1000);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "sent", err, sizeof(err)), 0);
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_B, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_CONFLICT);
 	assert_null(resp);
 	/* the record is unchanged by the conflicting tries */
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RECORDED);
 	assert_string_equal(resp, "sent");
 	free(resp);
@@ -729,35 +801,35 @@ static void test_replay_owner_identity(void **state)
 	sqlite3 *db = raw_open(f->db, 0);
 
 	/* ours and alive: waited for, then in doubt */
-	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 150, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "alive", DIG_A, 150, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	took = ms_now() - t0;
 	assert_true(took >= 150);
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
 	raw_exec(db, "UPDATE replay SET owner_start = owner_start + 1 WHERE message_id = 'reused'");
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 3000, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reused", DIG_A, 3000, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	assert_true(ms_now() - t0 < 1000);
 	/* not ours any more: we may not finish it either */
 	assert_int_equal(ledger_replay_finish(f->l, &c, "reused", "x", err, sizeof(err)), -1);
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 0, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
 	raw_exec(db, "UPDATE replay SET owner_boot = 'another-boot' WHERE message_id = 'reboot'");
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 3000, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "reboot", DIG_A, 3000, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	assert_true(ms_now() - t0 < 1000);
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	raw_exec(db, "UPDATE replay SET owner_pidns = owner_pidns + 1, owner_pid = 1 WHERE message_id = 'ns'");
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 150, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "ns", DIG_A, 150, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	assert_true(ms_now() - t0 >= 150);
 	assert_null(resp);
@@ -780,7 +852,7 @@ static void *waiter_main(void *arg)
 	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
 	uint64_t t0 = ms_now();
 
-	w->res = ledger_replay_begin(w->l, &c, w->message_id, DIG_A, w->wait_ms, &w->resp, w->err, sizeof(w->err));
+	w->res = ledger_replay_begin(w->l, &c, w->message_id, DIG_A, w->wait_ms, -1, &w->resp, w->err, sizeof(w->err));
 	w->took = ms_now() - t0;
 	return NULL;
 }
@@ -795,7 +867,7 @@ static void test_replay_two_threads(void **state)
 	char err[256], *resp = NULL;
 	pthread_t t;
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
 	sleep_ms(150);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "first", err, sizeof(err)), 0);
@@ -880,7 +952,7 @@ static void race_child(const char *dir, int go, int out)
 		r.i = i;
 		resp = NULL;
 		snprintf(id, sizeof(id), "m%d", i);
-		r.res = ledger_replay_begin(l, &c, id, DIG_A, 3000, &resp, err, sizeof(err));
+		r.res = ledger_replay_begin(l, &c, id, DIG_A, 3000, -1, &resp, err, sizeof(err));
 		if (r.res == LEDGER_REPLAY_RUN) {
 			snprintf(r.resp, sizeof(r.resp), "%d:%d", (int)getpid(), i);
 			if (ledger_replay_finish(l, &c, id, r.resp, err, sizeof(err)) != 0)
@@ -952,7 +1024,7 @@ static void open_race_child(const char *dir, int go, int out, int k)
 	snprintf(id, sizeof(id), "m%d", k);
 	if (ledger_open(dir, &l, err, sizeof(err)) == 0 &&
 	    ledger_budget_take(l, &c, 0, 100, err, sizeof(err)) == LEDGER_BUDGET_OK) {
-		r = ledger_replay_begin(l, &c, id, DIG_A, 3000, &resp, err, sizeof(err));
+		r = ledger_replay_begin(l, &c, id, DIG_A, 3000, -1, &resp, err, sizeof(err));
 		ok = r == LEDGER_REPLAY_RUN && ledger_replay_finish(l, &c, id, "sent", err, sizeof(err)) == 0;
 		if (!ok && err[0] == '\0')
 			snprintf(err, sizeof(err), "replay answered %d, not RUN", (int)r);
@@ -1024,7 +1096,7 @@ static void test_replay_other_process_waits(void **state)
 	uint64_t took;
 	pid_t kid;
 
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_int_equal(pipe(out), 0);
 	kid = fork();
 	assert_true(kid >= 0);
@@ -1036,7 +1108,7 @@ static void test_replay_other_process_waits(void **state)
 		memset(&r, 0, sizeof(r));
 		r.res = -1;
 		if (ledger_open(f->state, &l, err, sizeof(err)) == 0)
-			r.res = ledger_replay_begin(l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err));
+			r.res = ledger_replay_begin(l, &c, "m1", DIG_A, 3000, -1, &resp, err, sizeof(err));
 		r.i = (int)(ms_now() - t0);
 		snprintf(r.resp, sizeof(r.resp), "%.60s", resp != NULL ? resp : err);
 		_exit(write(out[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 2);
@@ -1072,7 +1144,7 @@ static void test_replay_crashed_owner_in_doubt(void **state)
 		struct ledger *l = NULL;
 
 		if (ledger_open(f->state, &l, err, sizeof(err)) != 0 ||
-		    ledger_replay_begin(l, &c, "m1", DIG_A, 0, &resp, err, sizeof(err)) != LEDGER_REPLAY_RUN)
+		    ledger_replay_begin(l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)) != LEDGER_REPLAY_RUN)
 			_exit(2);
 		_exit(0); /* the tool "ran"; the answer is never recorded */
 	}
@@ -1081,13 +1153,13 @@ static void test_replay_crashed_owner_in_doubt(void **state)
 	assert_int_equal(waitid(P_PID, (id_t)kid, &si, WEXITED | WNOWAIT), 0);
 	assert_int_equal(si.si_status, 0);
 	t0 = ms_now();
-	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err)),
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_IN_DOUBT);
 	assert_true(ms_now() - t0 < 1000);
 	assert_int_equal(waitpid(kid, NULL, 0), kid);
 	for (i = 0; i < 3; i++) {
 		t0 = ms_now();
-		assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, &resp, err, sizeof(err)),
+		assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 3000, -1, &resp, err, sizeof(err)),
 				 LEDGER_REPLAY_IN_DOUBT);
 		assert_true(ms_now() - t0 < 1000);
 		assert_null(resp);
@@ -1135,6 +1207,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replay_records_once, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_replay_isolated, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_conflict, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_user_replay_isolated, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_abandon, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_wait_cancelled, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_owner_identity, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_two_threads, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_threads, setup_open, teardown),

@@ -18,8 +18,10 @@
 #   threads    that many copies of the call at once, each on its own
 #              connection (one answer each, in "answers")
 #   idle       instead of a call: open that many connections and keep them
-#              idle; closeIdle: close that many of them (then wait 0.3 s
-#              for the supervisor to see it)
+#              idle (then wait `pause` seconds, if given); closeIdle: close
+#              that many of them (then wait 0.3 s for the supervisor to see
+#              it); countClosedIdle: report how many idle connections the
+#              supervisor has ended (as "closedIdle")
 #
 # Then, with params "hold", it waits for the runner (below).
 # result.json: {"calls": [{"name", "answer" | "answers", "ms", "closed"}],
@@ -86,11 +88,16 @@ done = []
 prev = None
 idle = []
 for i, spec in enumerate(P["calls"], 1):
+    if "countClosedIdle" in spec:
+        done.append({"name": spec.get("name", "call%d" % i),
+                     "closedIdle": sum(1 for s in idle if tlib.closed_by_peer(s, 0.1))})
+        tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
+        continue
     if "idle" in spec or "closeIdle" in spec:
         idle += [tlib.connect() for _ in range(spec.get("idle", 0))]
         for _ in range(spec.get("closeIdle", 0)):
             idle.pop().close()
-        time.sleep(0.3 if spec.get("closeIdle") else 0)
+        time.sleep(0.3 if spec.get("closeIdle") else spec.get("pause", 0))
         continue
     try:
         out, prev = run(spec, i, prev)
