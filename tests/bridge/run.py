@@ -101,9 +101,11 @@ def uniq(name):
 
 # --- the request context ------------------------------------------------
 
+# all of agent bridge's tools but test.unselected
 SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counter", "test.slow_counter",
             "test.slow", "test.hang", "test.hang_long", "test.flood", "test.secret", "test.env_secret",
-            "test.unset_secret", "test.bad_json", "test.fail"]       # all of agent bridge's but test.unselected
+            "test.unset_secret", "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter",
+            "test.late_secret", "test.long_counter", "test.tiny_numbers"]
 CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
        "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
 # the fixed calls of selection and role: every tool selected, role admin held
@@ -1073,6 +1075,264 @@ def check_concurrent_calls():
          "three 1 s calls on three connections answered in %d ms, all running at once" % c.get("ms"))
 
 
+# --- the security review's fixes (9db5859) ---------------------------------
+
+def one_answer(r, i=0):
+    calls = r.calls()
+    return (calls[i] if len(calls) > i else {}).get("answer") or {}
+
+
+def check_replay_after_budget():
+    """A retry of a side-effect call that already acted, in a later run
+    whose daily budget is spent: the recorded answer, not budget_exceeded
+    (the replay record is looked up before the budget)."""
+    mid = uniq("spent")
+    state = os.path.join(W, "state-spent")
+    call = req("test.daily_counter", {"item": "soup"}, messageId=mid)
+    r1 = Run("spent-1", "calls", {"calls": [call]}, state=state).wait()
+    # the control: another message id in that run is refused, the budget is spent
+    r2 = Run("spent-2", "calls", {"calls": [call, req("test.daily_counter", {"item": "soup"},
+                                                      messageId=mid + "-new")]}, state=state).wait()
+    a1, a2, fresh = one_answer(r1), one_answer(r2), one_answer(r2, 1)
+    audit = Audit(r2)
+    bad = ["run 1: %s" % b for b in judge(a1, Audit(r1).take(a1), ("ok", "exec"))]
+    line = audit.take(a2)
+    bad += ["the retry: %s" % b for b in judge(a2, line, ("ok", "replay"))]
+    if a2.get("replayed") is not True or (line or {}).get("replayed") is not True:
+        bad.append("the retry is not replayed (answer %s, audit %s)" % (a2.get("replayed"),
+                                                                         (line or {}).get("replayed")))
+    if not a1.get("result") or a1.get("result") != a2.get("result"):
+        bad.append("results differ: %s / %s" % (a1.get("result"), a2.get("result")))
+    bad += ["another id: %s" % b for b in judge(fresh, audit.take(fresh), ("budget_exceeded", "budget", "day"))]
+    n = len(counter_lines(mid))
+    if n != 1:
+        bad.append("the counter ran %d times" % n)
+    emit(not bad, "replay_after_budget_spent", "; ".join(bad) if bad else
+         "max_calls_per_day 1, the next run's retry of the same message id: ok/replay, replayed:true, the first "
+         "run's result, the counter ran once; another id in that run: " + ev_of(fresh, None).split(";")[0])
+
+
+def late_secret_file():
+    path = os.path.join(W, "secrets-late")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, ("BRIDGE_LATE_SECRET=%s\n" % new_secret()).encode())
+    os.close(fd)
+    return path
+
+
+def check_replay_never_started():
+    """A side-effect call whose tool never started (its secret not given)
+    leaves no record: the retry, with the secret given now, runs."""
+    mid = uniq("late")
+    state = os.path.join(W, "state-late")
+    call = req("test.late_secret", {"item": "key"}, messageId=mid)
+    r1 = Run("late-1", "calls", {"calls": [call]}, state=state).wait()
+    r2 = Run("late-2", "calls", {"calls": [call]}, state=state, secrets_file=late_secret_file()).wait()
+    a1, a2 = one_answer(r1), one_answer(r2)
+    bad = ["run 1: %s" % b for b in judge(a1, Audit(r1).take(a1), ("tool_failed", "exec", "secret"))]
+    bad += ["run 2: %s" % b for b in judge(a2, Audit(r2).take(a2), ("ok", "exec"))]
+    if a2.get("replayed"):
+        bad.append("run 2 was answered with a recorded answer")
+    runs = counter_lines(mid)
+    if [e for e, _ in runs] != [r2.res.get("executionId")]:
+        bad.append("the counter ran in %s, want once, in run 2 (%s)" % (runs, r2.res.get("executionId")))
+    emit(not bad, "replay_tool_never_started", "; ".join(bad) if bad else
+         "run 1: " + ev_of(a1, None).split(";")[0] + "; run 2, same message id, secret given: ok/exec, not "
+         "replayed, the counter ran once")
+
+
+def check_replay_budget_refused():
+    """A side-effect call refused by the per-run budget leaves no record:
+    in the next run (budget available again) that message id runs."""
+    first, mid = uniq("rb-first"), uniq("rb")
+    state = os.path.join(W, "state-rb")
+    r1 = Run("rb-1", "calls", {"calls": [req("test.run_counter", {"item": "jam"}, messageId=first),
+                                        req("test.run_counter", {"item": "jam"}, messageId=mid)]}, state=state).wait()
+    r2 = Run("rb-2", "calls", {"calls": [req("test.run_counter", {"item": "jam"}, messageId=mid)]},
+             state=state).wait()
+    audit = Audit(r1)
+    a0, a1, a2 = one_answer(r1), one_answer(r1, 1), one_answer(r2)
+    bad = ["run 1: %s" % b for b in judge(a0, audit.take(a0), ("ok", "exec"))]
+    bad += ["run 1: %s" % b for b in judge(a1, audit.take(a1), ("budget_exceeded", "budget", "run"))]
+    bad += ["run 2: %s" % b for b in judge(a2, Audit(r2).take(a2), ("ok", "exec"))]
+    if a2.get("replayed"):
+        bad.append("run 2 was answered with a recorded answer")
+    n = len(counter_lines(mid))
+    if n != 1:
+        bad.append("the counter ran %d times for the refused id" % n)
+    emit(not bad, "replay_budget_refusal_not_recorded", "; ".join(bad) if bad else
+         "max_calls 1: the run's second message id budget_exceeded/budget/run; the next run with that id: "
+         "ok/exec, not replayed, the counter ran once")
+
+
+def check_replay_wait_ends():
+    """Two connections send one message id to a 30 s side-effect tool
+    (timeout 1 min); the program exits after 1.5 s.  The repeat waiting for
+    the first ends with the run (the stop wakes the ledger's wait)."""
+    mid = uniq("wait")
+    call = req("test.long_counter", {"item": "bread"}, messageId=mid)
+    r = Run("replay-wait", "calls", {"calls": [dict(call, leave=2), {"idle": 0, "pause": 1.5}]}).wait()
+    lines = sorted(((ln.get("code"), ln.get("check"), ln.get("reason")) for ln in r.audit), key=str)
+    runs = counter_lines(mid)
+    still = [int(p) for _, p in runs if alive(int(p))]
+    bad = []
+    if r.res.get("status") != "succeeded":
+        bad.append(describe(r))
+    if r.elapsed >= 8:
+        bad.append("the run ended after %.1f s" % r.elapsed)
+    if lines != [("tool_failed", "exec", "cancelled"), ("tool_failed", "replay", "cancelled")]:
+        bad.append("audit lines %s, want tool_failed exec/cancelled (the first) and replay/cancelled (the repeat)"
+                   % ["%s %s/%s/%s" % (ln.get("requestId"), ln.get("code"), ln.get("check"), ln.get("reason"))
+                      for ln in r.audit])
+    if len(runs) != 1:
+        bad.append("the counter ran %d times" % len(runs))
+    if still:
+        bad.append("the tool still runs: %s" % still)
+    emit(not bad, "replay_wait_ends_with_run", "; ".join(bad) if bad else
+         "the program left after 1.5 s; the run ended after %.1f s; audit: the first tool_failed/exec/cancelled "
+         "(its tool killed), the repeat tool_failed/replay/cancelled; the counter ran once" % r.elapsed)
+
+
+TOO_MANY = 10000       # bridge.h BRIDGE_MAX_CALLS
+
+
+def check_too_many_calls():
+    """A loop of refused calls on one connection: 10000 get a line each,
+    the 10001st is refused and ends the connection, one line counts it."""
+    r = Run("too-many", "calls", {"calls": [dict(req(params={"text": "hi", "x": 1}), repeat=TOO_MANY + 1,
+                                                 checkClose=True)]}).wait()
+    c = (r.calls() or [{}])[0]
+    ans = c.get("answer") or {}
+    size = os.path.getsize(os.path.join(r.rd, "logs", "tool-calls.jsonl")) \
+        if os.path.exists(os.path.join(r.rd, "logs", "tool-calls.jsonl")) else -1
+    per = [ln for ln in r.audit if (ln.get("check"), ln.get("reason")) == ("params", "unknown")]
+    summary = [ln for ln in r.audit if ln.get("reason") == "too_many_calls"]
+    bad = []
+    if c.get("counts") != {"invalid_params/params": TOO_MANY, "bad_request/frame": 1}:
+        bad.append("answers %s (%s)" % (c.get("counts"), describe(r)))
+    bad += judge(ans, summary[0] if len(summary) == 1 else None, ("bad_request", "frame", "too_many_calls"))
+    if c.get("closed") is not True:
+        bad.append("the connection stayed open")
+    if len(per) != TOO_MANY or len(r.audit) != TOO_MANY + 1:
+        bad.append("%d lines, %d of them params refusals, want %d and one more" % (len(r.audit), len(per), TOO_MANY))
+    if len(summary) == 1 and not summary[0].get("message", "").startswith("1 more call"):
+        bad.append("the last line's message %r does not count the 1 refused" % summary[0].get("message"))
+    if not 0 < size < 10 << 20:
+        bad.append("tool-calls.jsonl is %d bytes" % size)
+    emit(not bad, "too_many_calls", "; ".join(bad) if bad else
+         "10001 params refusals on one connection in %.1f s: the 10001st %s, connection closed; %d audit lines "
+         "(%.1f MB), the last %r" % (c.get("ms", 0) / 1000, "/".join(map(str, err_of(ans))), len(r.audit),
+                                    size / 1e6, summary[0].get("message")))
+
+
+def check_audit_names():
+    """Only names the signature declares reach the audit line: 50 unknown
+    200-byte names are refused, and the line names none of them."""
+    names = ["u%02d-" % i + "x" * 196 for i in range(50)]
+    unknown = dict({"text": "hi"}, **{n: 1 for n in names})
+    allowed = {"text": "hi", "n": 3, "mood": "calm"}
+    r = Run("audit-names", "calls", {"calls": [req(params=unknown), req(params=allowed)]}).wait()
+    audit = Audit(r)
+    a1, a2 = one_answer(r), one_answer(r, 1)
+    l1, l2 = audit.take(a1), audit.take(a2)
+    bad = judge(a1, l1, ("invalid_params", "params", "unknown")) + judge(a2, l2, ("ok", "exec"))
+    if l1 and l1.get("paramNames") != []:
+        bad.append("the refused call's paramNames: %s" % json.dumps(l1.get("paramNames"))[:200])
+    if l2 and sorted(l2.get("paramNames") or []) != sorted(allowed):
+        bad.append("the allowed call's paramNames %s" % l2.get("paramNames"))
+    # the message names where the check failed: at most one of the names
+    named = [n for n in names if n in json.dumps(l1)]
+    if len(named) > 1:
+        bad.append("%d of the unknown names are in the line" % len(named))
+    emit(not bad, "audit_names_only_declared", "; ".join(bad) if bad else
+         "50 unknown 200-byte names: params/unknown, paramNames [], message %r (the first unknown name, cut "
+         "short: %d of the 50 whole); an allowed "
+         "call's paramNames %s" % (l1.get("message", "")[:60], len(named), l2.get("paramNames")))
+
+
+def check_answer_bound():
+    """An answer under 1 MiB from the tool that would be over 2 MiB in the
+    answer frame (cJSON prints 5e-324 as 4.94065645841247e-324)."""
+    r = Run("answer-bound", "calls", {"calls": [req("test.tiny_numbers", {}), BASE]}).wait()
+    c = (r.calls() or [{}])[0]
+    audit = Audit(r)
+    ans, after = c.get("answer") or {}, one_answer(r, 1)
+    bad = judge(ans, audit.take(ans), ("tool_failed", "exec", "oversized"))
+    bad += ["the next call: %s" % b for b in judge(after, audit.take(after), ("ok", "exec"))]
+    emit(not bad, "answer_over_frame_bound", "; ".join(bad) if bad else
+         "149000 x 5e-324 (1.04 MB printed by the tool, 3.3 MB printed again): %s after %d ms; the next call ok"
+         % ("/".join(map(str, err_of(ans))), c.get("ms", 0)))
+
+
+def check_stop_no_line():
+    """The program exits while its call to a long tool runs: that call's
+    line says cancelled, and the stop adds no frame line."""
+    r = Run("stop-line", "calls", {"calls": [dict(req("test.hang_long", {}), leave=1),
+                                             {"idle": 0, "pause": 0.7}]}).wait()
+    pids = hang_pids(r.res.get("executionId", "-"))
+    wait_until(lambda: not [p for p in pids if alive(p)], 0.5)
+    got = [(ln.get("tool"), ln.get("code"), ln.get("check"), ln.get("reason")) for ln in r.audit]
+    bad = []
+    if got != [("test.hang_long", "tool_failed", "exec", "cancelled")]:
+        bad.append("audit lines %s, want only the call's tool_failed/exec/cancelled" % got)
+    if len(pids) != 2 or [p for p in pids if alive(p)]:
+        bad.append("the tool's pids %s (alive: %s)" % (pids, [p for p in pids if alive(p)]))
+    if r.res.get("status") != "succeeded":
+        bad.append(describe(r))
+    emit(not bad, "no_line_for_stop", "; ".join(bad) if bad else
+         "the program exited mid-call: one audit line, tool_failed/exec/cancelled; no frame line; the tool gone")
+
+
+DUP_KEYS = 8000        # about as many as fit the 64k bound
+DUP_FRAMES = 20
+# All the frames' time: comparing every pair of keys took 130-180 ms a
+# frame here (2.7 s for the 20), the sort 5-15 ms (the ASan build 20-40 ms).
+DUP_BOUND_MS = 1000
+
+
+def asan_build():
+    """A SAN=1 cordon: the time bounds allow for its slowdown."""
+    try:
+        with open(CORDON, "rb") as f:
+            return b"AddressSanitizer" in f.read()
+    except OSError:
+        return False
+
+
+def check_dup_keys():
+    """Frames of 8000 distinct keys in params and then the last one again
+    (a pairwise search finds it last): refused (json) at once."""
+    alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    keys = []
+    for i in range(DUP_KEYS):
+        k, x = "", i
+        while True:
+            k, x = k + alpha[x % 62], x // 62
+            if not x:
+                break
+        keys.append(k)
+    params = ",".join('"%s":0' % k for k in keys + keys[-1:])
+    body = '{"v":1,"token":"@TOKEN@","id":"rdup","tool":"test.echo","params":{%s}}' % params
+    if len(body) > LIMIT:
+        emit(False, "dup_keys_fast", "the frame is %d bytes, over the bound" % len(body))
+        return
+    r = Run("dup-keys", "calls", {"calls": [{"body": body, "repeat": DUP_FRAMES}, BASE]}).wait()
+    c = (r.calls() or [{}])[0]
+    audit = Audit(r)
+    ans, after = c.get("answer") or {}, one_answer(r, 1)
+    bad = judge(ans, audit.take(ans), ("bad_request", "json", "malformed"))
+    if c.get("counts") != {"bad_request/json": DUP_FRAMES}:
+        bad.append("answers %s (%s)" % (c.get("counts"), describe(r)))
+    bound = DUP_BOUND_MS * (3 if asan_build() else 1)
+    if c.get("ms", 99999) >= bound or c.get("maxMs", 99999) >= 1000:
+        bad.append("%d frames took %d ms, the slowest %d ms (want under %d ms in all, 1000 each)" % (
+            DUP_FRAMES, c.get("ms", -1), c.get("maxMs", -1), bound))
+    bad += ["the next call: %s" % b for b in judge(after, audit.take(after), ("ok", "exec"))]
+    emit(not bad, "dup_keys_fast", "; ".join(bad) if bad else
+         "%d frames of %d bytes, %d distinct keys and the last one again: bad_request/json each, %d ms in all (the "
+         "slowest %d ms)" % (DUP_FRAMES, len(body), DUP_KEYS, c.get("ms"), c.get("maxMs")))
+
+
 def check_leftovers():
     bad = []
     left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
@@ -1121,7 +1381,16 @@ def main():
         BLOBS = compile_blobs()
         checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer,
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
-                  check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout, check_concurrent_calls]
+                  check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout,
+                  check_concurrent_calls,
+                  check_replay_after_budget, check_replay_never_started, check_replay_budget_refused,
+                  check_replay_wait_ends, check_too_many_calls, check_audit_names, check_answer_bound,
+                  check_stop_no_line, check_dup_keys]
+
+        # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
+        only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]
+        if only:
+            checks = [fn for fn in checks if getattr(fn, "__name__", "").replace("check_", "", 1) in only]
 
         def guarded(fn):
             try:

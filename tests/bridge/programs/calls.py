@@ -22,6 +22,14 @@
 #              that many of them (then wait 0.3 s for the supervisor to see
 #              it); countClosedIdle: report how many idle connections the
 #              supervisor has ended (as "closedIdle")
+#   repeat     send the call that many times on one connection, one after
+#              the other, stopping when an answer does not come; reports
+#              "counts" ({"code/check": n}), "sent", "first" and "answer"
+#              (the first and the last answer), "ms" (all of them) and
+#              "maxMs" (the slowest), instead of a result.json per call
+#   leave      instead of a call: open that many connections, send the
+#              call's whole frame on each and read no answer; they stay open
+#              until the program ends (a program that exits mid-call)
 #
 # Then, with params "hold", it waits for the runner (below).
 # result.json: {"calls": [{"name", "answer" | "answers", "ms", "closed"}],
@@ -61,7 +69,33 @@ def one(spec, n, sock):
     return answer, int((time.monotonic() - t0) * 1000)
 
 
+def repeat(spec, n):
+    """The same frame spec["repeat"] times on one connection."""
+    sock = tlib.connect()
+    counts, first, answer, slowest = {}, None, None, 0
+    t0 = time.monotonic()
+    sent = 0
+    for _ in range(spec["repeat"]):
+        answer, ms = one(spec, n, sock)
+        sent += 1
+        slowest = max(slowest, ms)
+        first = answer if first is None else first
+        key = "%s/%s" % ((answer.get("error") or {}).get("code", "ok" if answer.get("ok") else "none"),
+                         (answer.get("error") or {}).get("check"))
+        counts[key] = counts.get(key, 0) + 1
+        if "noAnswer" in answer:
+            break
+    out = {"counts": counts, "sent": sent, "first": first, "answer": answer,
+           "ms": int((time.monotonic() - t0) * 1000), "maxMs": slowest}
+    if spec.get("checkClose"):
+        out["closed"] = tlib.closed_by_peer(sock)
+    sock.close()
+    return out
+
+
 def run(spec, n, prev):
+    if spec.get("repeat"):
+        return repeat(spec, n), None
     if spec.get("threads"):
         answers = [None] * spec["threads"]
 
@@ -87,7 +121,14 @@ def run(spec, n, prev):
 done = []
 prev = None
 idle = []
+left = []      # connections of "leave" calls: open until the program ends
 for i, spec in enumerate(P["calls"], 1):
+    if "leave" in spec:
+        for k in range(spec["leave"]):
+            s = tlib.connect()
+            s.sendall(tlib.frame(request_bytes(dict(spec, id=spec.get("id", "r%d-%d" % (i, k))), i)))
+            left.append(s)
+        continue
     if "countClosedIdle" in spec:
         done.append({"name": spec.get("name", "call%d" % i),
                      "closedIdle": sum(1 for s in idle if tlib.closed_by_peer(s, 0.1))})
@@ -107,6 +148,7 @@ for i, spec in enumerate(P["calls"], 1):
     done.append(out)
     # after each call: the partial results survive a run that is killed
     tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
+tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
 # hold: stay alive (at most that many seconds) until the runner creates
 # <run-dir>/work/go, so it can look at the host while the run still lives
 end = time.monotonic() + P.get("hold", 0)
