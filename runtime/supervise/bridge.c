@@ -427,7 +427,10 @@ static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 	/* A failed open is tried again at the next call: a busy database
 	 * or a directory made a moment late must not fail the whole run. */
 	pthread_mutex_lock(&b->mu);
-	if (b->ledger == NULL) {
+	if (b->ledger == NULL && b->cfg.state_dir[0] == '\0')
+		snprintf(b->ledger_err, sizeof(b->ledger_err),
+			 "ledger: no state directory (cordon run --state-dir, or a HOME to keep it in)");
+	else if (b->ledger == NULL) {
 		bridge_make_parents(b->cfg.state_dir);
 		if (ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
 			b->ledger = NULL;

@@ -36,7 +36,8 @@ struct bridge_cfg {
 	const char *token;        /* REQUEST_TOKEN_HEX hex digits */
 	const cJSON *context;     /* the request context, or NULL */
 	const char *agent;        /* NULL: no agent given, so no tool is known */
-	const char *state_dir;    /* the ledger's directory, opened at the first call that needs it */
+	const char *state_dir;    /* the ledger's directory, opened at the first call that needs it;
+				   * "": none, and a call that needs it is refused */
 	const struct secrets *secrets;
 	int audit_fd;             /* logs/tool-calls.jsonl, O_APPEND; stays the caller's */
 	uid_t peer_uid;           /* host uid of the executor */
