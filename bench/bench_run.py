@@ -466,6 +466,10 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
     return 0
 
 
+LOADER = ("import sys; sys.path[:0] = ['.']; "
+          "exec(compile(open('user_code.py', 'rb').read(), 'user_code.py', 'exec'))")
+
+
 def cafe_bench(cordon, blob, cafe, user_code, tmp, skipped):
     """The example program end to end: numpy import and a solve, under cordon
     run against bare python running the same file in a scratch directory
@@ -493,7 +497,9 @@ def cafe_bench(cordon, blob, cafe, user_code, tmp, skipped):
         f.write(text)
     # The policy's environment, so BLAS starts the same single thread.
     env = dict(os.environ, LANG="C.UTF-8", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    bare = Peer("bare python3 -I user_code.py", [PY, "-I", "user_code.py"], cwd=os.path.join(bdir, "work"),
+    # -I leaves the script's directory off sys.path, as cordon's loader
+    # puts /cordon and the workspace on it: the same few lines here.
+    bare = Peer("bare python3 -I user_code.py", [PY, "-I", "-c", LOADER], cwd=os.path.join(bdir, "work"),
                 env=env)
 
     peers = []
@@ -515,7 +521,7 @@ def cafe_bench(cordon, blob, cafe, user_code, tmp, skipped):
         bw = Peer("bubblewrap, same binds, user_code.py",
                   bwrap_argv(wdir, ["--chdir", "/workspace/work", "--setenv", "LANG", "C.UTF-8",
                                     "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1"],
-                             ["user_code.py"]))
+                             ["-c", LOADER]))
         if bw.probe() is None:
             peers.append(bw)
     interleave(peers, CAFE_RUNS)
