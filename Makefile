@@ -1,7 +1,7 @@
 # cordon - policy compiler toolchain and thin runtime.
 #
 #   make            build cordonc and cordon into build/
-#   make demo       install deps, build, compile the example, show it
+#   make demo       install deps, build, compile the cafe example, run it with a tool call
 #   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
 #   make bench      print benchmark figures
