@@ -15,7 +15,10 @@ import errno
 import json
 import os
 
-OUT = "/workspace/out/result.json"
+# The runner's host-side controls run an attack outside the sandbox and
+# point these two elsewhere; inside, the policy's env never sets them.
+OUT = os.environ.get("BOUNDARY_RESULT", "/workspace/out/result.json")
+PARAMS = os.environ.get("BOUNDARY_PARAMS", "/workspace/work/params.json")
 _libc = ctypes.CDLL(None, use_errno=True)
 
 # x86_64 syscall numbers
@@ -28,7 +31,7 @@ SYS = {
 
 def params():
     try:
-        with open("/workspace/work/params.json") as f:
+        with open(PARAMS) as f:
             return json.load(f)
     except FileNotFoundError:
         return {}

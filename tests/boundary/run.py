@@ -238,6 +238,35 @@ def with_listener(listener, inner):
     return check
 
 
+def with_listeners(inner):
+    """inner, and neither host listener (TCP, abstract) got a connection."""
+    def check(r):
+        ok, layer, ev = inner(r)
+        got = (TCP.count - r.counts_before[0], ABS.count - r.counts_before[1])
+        if got != (0, 0):
+            return False, layer, "the host's listeners got %d TCP, %d abstract connection(s); %s" % (*got, ev)
+        return ok, layer, ev
+    return check
+
+
+def network_is(want, inner):
+    """inner, and the run's enforcement.network says want."""
+    def check(r):
+        ok, layer, ev = inner(r)
+        got = (r.res.get("enforcement") or {}).get("network")
+        if got != want:
+            return False, layer, "enforcement.network is %r, want %r; %s" % (got, want, ev)
+        return ok, layer, "%s; enforcement.network %r" % (ev, got)
+    return check
+
+
+def loopback_works(r):
+    """A positive check: the program echoed bytes over its own lo."""
+    ok = (r.res.get("status") == "succeeded" and r.result.get("blocked") is False
+          and r.result.get("works") is True)
+    return ok, "netns", r.result.get("evidence") if ok else describe(r)
+
+
 def secret_not_seen(r):
     ok, layer, ev = blocked("pidns")(r)
     if SECRET in json.dumps(r.res):
@@ -344,8 +373,9 @@ def timeout_check(r):
 
 
 # The table: (check name, policy, attack, params, expectation).  Policies:
-# boundary (app.yaml), open-seccomp and no-landlock (the controls).
-MAIN, OPEN, NOLL = "boundary", "open-seccomp", "no-landlock"
+# boundary (app.yaml), open-seccomp and no-landlock (the controls), loopback
+# (loopback.yaml: network loopback).
+MAIN, OPEN, NOLL, LOOP = "boundary", "open-seccomp", "no-landlock", "loopback"
 TABLE = [
     # filesystem: mounts and landlock
     ("read_shadow", MAIN, "read_shadow", {}, blocked("mounts")),
@@ -383,6 +413,14 @@ TABLE = [
     ("socket_alg[open-seccomp]", OPEN, "sockets", {"which": "alg"}, gets_through("kernel:EAFNOSUPPORT")),
     ("socket_netlink", MAIN, "sockets", {"which": "netlink"}, blocked("seccomp")),
     ("socket_netlink[open-seccomp]", OPEN, "sockets", {"which": "netlink"}, gets_through()),
+    # network: loopback: lo of the executor's own namespace works, nothing
+    # of the host's is there, and the filter still refuses the same families
+    ("loopback_own", LOOP, "loopback_own", {}, network_is("loopback only", loopback_works)),
+    ("loopback_own[no-landlock]", NOLL, "loopback_own", {}, network_is("none", blocked("netns"))),
+    ("loopback_host_isolated", LOOP, "loopback_host_isolated", "tcp+abstract",
+     network_is("loopback only", with_listeners(blocked("netns")))),
+    ("socket_netlink[loopback]", LOOP, "sockets", {"which": "netlink"}, blocked("seccomp")),
+    ("socket_packet[loopback]", LOOP, "sockets", {"which": "packet"}, blocked("seccomp")),
     # syscalls: seccomp, each with its control
     ("ptrace", MAIN, "ptrace", {}, blocked("seccomp")),
     ("ptrace[open-seccomp]", OPEN, "ptrace", {}, gets_through()),
@@ -449,6 +487,8 @@ def run_entry(entry):
         params = {"nameserver": host_nameserver()}
     elif params == "abstract":
         params = {"abstract": ABSTRACT}
+    elif params == "tcp+abstract":
+        params = {"port": TCP.sock.getsockname()[1], "abstract": ABSTRACT}
     elif params == "rundir":
         params, run_dir = {}, os.path.join(W, "rd-" + name)
     marker = None
@@ -459,6 +499,7 @@ def run_entry(entry):
     r = Run(policy, attack, params, run_dir).wait()
     r.marker, r.run_dir = marker, run_dir
     r.listener_before = before[0] if attack == "tcp_loopback_host" else before[1]
+    r.counts_before = before
     try:
         ok, layer, ev = expect(r)
     except Exception as e:  # a malformed result is a failed check, not a crash
@@ -478,6 +519,33 @@ def check_tmp_persist():
     if on_host:
         ok, ev = False, "the marker reached the host's /tmp or /dev/shm"
     emit(ok, "tmp_persist", layer, ev)
+
+
+def check_loopback_host_control():
+    """loopback_host_isolated's control: the same program run on the host,
+    outside any sandbox, against the same two listeners.  It must connect,
+    say so (blocked false) and the host's listener must count it: the check
+    is able to fail, and the sandbox's namespace is what refused."""
+    d = tempfile.mkdtemp(dir=W)
+    pfile, out = os.path.join(d, "params.json"), os.path.join(d, "result.json")
+    with open(pfile, "w") as f:
+        json.dump({"port": TCP.sock.getsockname()[1], "abstract": ABSTRACT, "host_only": True}, f)
+    before = TCP.count
+    p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "attacks", "loopback_host_isolated.py")],
+                       capture_output=True, text=True, timeout=30, cwd=d,
+                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": HERE, "PYTHONDONTWRITEBYTECODE": "1",
+                            "BOUNDARY_PARAMS": pfile, "BOUNDARY_RESULT": out})
+    try:
+        with open(out) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        res = {}
+    seen = TCP.count - before
+    ok = p.returncode == 0 and res.get("blocked") is False and seen >= 1
+    emit(ok, "loopback_host_isolated[host]", "none:got-through" if ok else res.get("layer"),
+         "%s; the host's listener counted %d" % (res.get("evidence"), seen) if ok
+         else "rc %s, result %s, listener %d, stderr %s" % (p.returncode, res, seen, p.stderr[-300:]))
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def wait_for_marker(marker, limit=5.0):
@@ -682,7 +750,8 @@ def check_leftovers():
 def compile_blobs():
     blobs = {}
     env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
-    for name, yaml in ((MAIN, "app.yaml"), (OPEN, "control-open-seccomp.yaml"), (NOLL, "control-no-landlock.yaml")):
+    for name, yaml in ((MAIN, "app.yaml"), (OPEN, "control-open-seccomp.yaml"), (NOLL, "control-no-landlock.yaml"),
+                       (LOOP, "loopback.yaml")):
         out = os.path.join(W, name + ".cpol")
         p = subprocess.run([CORDONC, "compile", "-I", os.path.join(HERE, "policies"), os.path.join(HERE, yaml),
                             os.path.join(HERE, "tools.yaml"), "-o", out], capture_output=True, text=True, env=env)
@@ -702,6 +771,7 @@ def main():
             order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb"))
             list(pool.map(run_entry, order))
         check_tmp_persist()
+        check_loopback_host_control()
         check_cancel()
         check_supervisor_killed()
         check_supervisor_killed_during_setup()
