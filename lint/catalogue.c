@@ -48,7 +48,9 @@ static const struct lint_rule catalogue[] = {
 	  "Set execution.executor.network: none and reach the outside through a governed tool",
 	  "Fires when `execution.executor.network` is anything but `none`. With `loopback` the executor gets "
 	  "its own network namespace with `lo` up: code inside can open TCP and UDP sockets to itself and "
-	  "to any local service started in the sandbox.",
+	  "to any local service started in the sandbox, as far as the seccomp profile lets it create them "
+	  "(the shipped `python-compute` allows `AF_UNIX` sockets only, so under it `loopback` has no "
+	  "effect).",
 	  "Generated code should reach the world only through governed tools, where parameters, roles and "
 	  "budgets are checked. Every socket the code can open is a channel no policy sees; keep the "
 	  "network off unless the program itself needs a local server.",
