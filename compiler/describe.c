@@ -26,6 +26,7 @@
 
 #include <sodium.h>
 
+#include "common/utf8.h"
 #include "compiler/describe.h"
 #include "compiler/sign.h"
 #include "cordon/blob.h"
@@ -519,7 +520,7 @@ static void md_text(struct textbuf *b, const char *s)
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
 
-		k = textbuf_utf8_char(s + i, n - i);
+		k = utf8_char(s + i, n - i);
 		if (c == '\n' || (k > 0 && c >= 0x20 && c != 0x7f)) {
 			textbuf_put(b, s + i, k ? k : 1);
 			i += k ? k : 1;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/client/constraint_text.h"
 #include "runtime/client/textbuf.h"
 
@@ -240,7 +241,7 @@ static int ct_writable(const char *s, size_t n)
 	while (i < n) {
 		unsigned char ch = (unsigned char)s[i];
 
-		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f || (k = textbuf_utf8_char(s + i, n - i)) == 0)
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f || (k = utf8_char(s + i, n - i)) == 0)
 			return 0;
 		i += k;
 	}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/client/constraint_text.h"
 #include "runtime/client/stubs.h"
 #include "runtime/client/textbuf.h"
@@ -83,7 +84,7 @@ static void py_text(struct textbuf *b, const char *s, size_t n, int doc)
 			i++;
 			continue;
 		}
-		k = textbuf_utf8_char(s + i, n - i);
+		k = utf8_char(s + i, n - i);
 		if (k == 0) {
 			textbuf_puts(b, "\\ufffd");
 			i++;

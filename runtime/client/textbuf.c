@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/client/textbuf.h"
 
 void textbuf_init(struct textbuf *b)
@@ -120,38 +121,6 @@ void textbuf_double(struct textbuf *b, double d, int flags)
 		textbuf_puts(b, ".0");
 }
 
-size_t textbuf_utf8_char(const char *s, size_t left)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t n;
-
-	if (u[0] < 0x80)
-		return 1;
-	if (u[0] >= 0xC2 && u[0] <= 0xDF)
-		n = 2;
-	else if (u[0] >= 0xE0 && u[0] <= 0xEF)
-		n = 3;
-	else if (u[0] >= 0xF0 && u[0] <= 0xF4)
-		n = 4;
-	else
-		return 0;
-	if (u[0] == 0xE0)
-		lo = 0xA0;
-	else if (u[0] == 0xED)
-		hi = 0x9F;
-	else if (u[0] == 0xF0)
-		lo = 0x90;
-	else if (u[0] == 0xF4)
-		hi = 0x8F;
-	if (left < n || u[1] < lo || u[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (u[i] < 0x80 || u[i] > 0xBF)
-			return 0;
-	return n;
-}
-
 void textbuf_quote(struct textbuf *b, const char *s, size_t n)
 {
 	size_t i = 0, k;
@@ -167,7 +136,7 @@ void textbuf_quote(struct textbuf *b, const char *s, size_t n)
 		case '\t': textbuf_puts(b, "\\t"); break;
 		case '\r': textbuf_puts(b, "\\r"); break;
 		default:
-			k = textbuf_utf8_char(s + i, n - i);
+			k = utf8_char(s + i, n - i);
 			if (k == 0 || c < 0x20 || c == 0x7f) {
 				textbuf_printf(b, "\\x%02x", c);
 				k = 1;

@@ -33,10 +33,6 @@ void textbuf_double(struct textbuf *b, double d, int flags);
 /* s[0..n) in double quotes, as words quote a value: \" \\ \n \t \r, and
  * \xNN for other control bytes and bytes outside well-formed UTF-8. */
 void textbuf_quote(struct textbuf *b, const char *s, size_t n);
-/* Length of the well-formed UTF-8 character at s (left > 0 bytes), or 0:
- * no overlong forms, surrogates or code points above U+10FFFF (Unicode's
- * table 3-7). */
-size_t textbuf_utf8_char(const char *s, size_t left);
 /* The text (caller frees; "" when nothing was appended) and its length,
  * or NULL when an append failed.  b is empty afterwards either way. */
 char *textbuf_take(struct textbuf *b, size_t *len);

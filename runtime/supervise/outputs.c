@@ -31,6 +31,7 @@
 
 #include <sodium.h>
 
+#include "common/utf8.h"
 #include "runtime/supervise/outputs.h"
 
 #define OUT_NONE UINT32_MAX
@@ -41,48 +42,6 @@
 #define OUT_LINK_SHOWN 256
 
 /* ---- text ---------------------------------------------------------------- */
-
-/* Length of the well-formed UTF-8 sequence at p (shortest form, not a
- * surrogate, at most U+10FFFF), or 0 when it is malformed. */
-static size_t out_utf8_seq(const unsigned char *p, size_t left)
-{
-	uint32_t cp, min;
-	size_t len;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-		len = 2, cp = p[0] & 0x1Fu, min = 0x80;
-	} else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-		len = 3, cp = p[0] & 0x0Fu, min = 0x800;
-	} else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-		len = 4, cp = p[0] & 0x07u, min = 0x10000;
-	} else {
-		return 0; /* a continuation byte, an overlong C0/C1 lead, or above F4 */
-	}
-	if (left < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3Fu);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
-
-/* Offset of the first byte that does not start a well-formed sequence, or
- * n when all of s is UTF-8. */
-static size_t out_utf8_prefix(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k;
-
-	while (i < n && (k = out_utf8_seq(u + i, n - i)) != 0)
-		i += k;
-	return i;
-}
 
 static int out_is_control(unsigned char c)
 {
@@ -99,7 +58,7 @@ static int out_text_ok(const char *s)
 	for (size_t i = 0; i < n; i++)
 		if (out_is_control((unsigned char)s[i]))
 			return 0;
-	return out_utf8_prefix(s, n) == n;
+	return utf8_prefix(s, n) == n;
 }
 
 /* s with every control byte and every byte outside a well-formed UTF-8
@@ -117,7 +76,7 @@ static char *out_escape(const char *s)
 	if (e == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i += k) {
-		k = out_utf8_seq(u + i, n - i);
+		k = utf8_char(s + i, n - i);
 		if (k == 0 || (k == 1 && out_is_control(u[i]))) {
 			snprintf(e + j, 5, "\\x%02X", u[i]);
 			j += 4;
@@ -135,12 +94,8 @@ static char *out_escape(const char *s)
  * UTF-8): for quoting the start of a long name or key. */
 static int out_fit(const char *s, size_t max)
 {
-	size_t n = strnlen(s, max), k, i = 0;
-
-	/* A sequence that crosses n is malformed within n bytes: it stops. */
-	while (i < n && (k = out_utf8_seq((const unsigned char *)s + i, n - i)) != 0)
-		i += k;
-	return (int)i;
+	/* A sequence that crosses max is malformed within it: it stops. */
+	return (int)utf8_prefix(s, strnlen(s, max));
 }
 
 /* Format into the caller's error buffer.  A message cut short is cut back
@@ -156,7 +111,7 @@ __attribute__((format(printf, 3, 4))) static void out_errf(char *err, size_t err
 	n = vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	if (n >= 0 && (size_t)n >= errlen)
-		err[out_utf8_prefix(err, strlen(err))] = '\0';
+		err[utf8_prefix(err, strlen(err))] = '\0';
 }
 
 /* ---- opening ------------------------------------------------------------- */
@@ -993,7 +948,7 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 		out_errf(err, errlen, "result.json has a NUL byte at offset %zu", (size_t)(end - buf));
 		goto out;
 	}
-	if ((at = out_utf8_prefix(buf, n)) != n) {
+	if ((at = utf8_prefix(buf, n)) != n) {
 		out_errf(err, errlen, "result.json is not valid UTF-8 (byte 0x%02X at offset %zu)",
 			 (unsigned char)buf[at], at);
 		goto out;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/supervise/params_check.h"
 
 /* 2^53: above it a double no longer holds every integer, so a JSON number
@@ -88,52 +89,6 @@ __attribute__((format(printf, 2, 3))) static void pc_printf(struct pc_buf *b, co
 		pc_put(b, tmp + i, 1);
 }
 
-/* Length of the well-formed UTF-8 character at u (left > 0 bytes), or 0.
- * The ranges of the second byte are those of Unicode's table 3-7: they
- * exclude overlong forms, surrogates and code points above U+10FFFF. */
-static size_t pc_utf8_char(const unsigned char *u, size_t left)
-{
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t n;
-
-	if (u[0] < 0x80)
-		return 1;
-	if (u[0] >= 0xC2 && u[0] <= 0xDF)
-		n = 2;
-	else if (u[0] >= 0xE0 && u[0] <= 0xEF)
-		n = 3;
-	else if (u[0] >= 0xF0 && u[0] <= 0xF4)
-		n = 4;
-	else
-		return 0;
-	if (u[0] == 0xE0)
-		lo = 0xA0;
-	else if (u[0] == 0xED)
-		hi = 0x9F;
-	else if (u[0] == 0xF0)
-		lo = 0x90;
-	else if (u[0] == 0xF4)
-		hi = 0x8F;
-	if (left < n || u[1] < lo || u[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (u[i] < 0x80 || u[i] > 0xBF)
-			return 0;
-	return n;
-}
-
-/* Offset of the first byte that does not start a well-formed character,
- * or n. */
-static size_t pc_utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k;
-
-	while (i < n && (k = pc_utf8_char(u + i, n - i)) != 0)
-		i += k;
-	return i;
-}
-
 /* At most max bytes of s, escaped so that a message or a log line showing
  * it stays one clean line: control characters (C0, DEL, C1), quotes,
  * backslashes and bytes outside well-formed UTF-8 are written as \xNN, \"
@@ -146,7 +101,7 @@ static void pc_escape(struct pc_buf *b, const char *s, size_t n, size_t max)
 	char esc[8];
 
 	while (i < n && i < max) {
-		k = pc_utf8_char(u + i, n - i);
+		k = utf8_char((const char *)u + i, n - i);
 		if (k > 1 && i + k > max)
 			break;
 		if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7F)) || (k == 2 && u[i] == 0xC2 && u[i + 1] < 0xA0)) {
@@ -339,7 +294,7 @@ static int pc_object(struct pc_ctx *c, unsigned depth, struct cpol_range props, 
 
 static int pc_string(struct pc_ctx *c, unsigned depth, const struct cpol_param *spec, const char *s)
 {
-	size_t n = strlen(s), bad = pc_utf8_valid(s, n);
+	size_t n = strlen(s), bad = utf8_prefix(s, n);
 	struct pc_buf m;
 
 	if (bad != n) {

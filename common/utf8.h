@@ -1,0 +1,19 @@
+/*
+ * utf8.h - well-formed UTF-8, as Unicode's table 3-7 defines it: no
+ * overlong form, no surrogate, nothing above U+10FFFF.  One decoder for
+ * every place that judges or escapes text: params, outputs, messages,
+ * generated code.
+ */
+#ifndef CORDON_UTF8_H
+#define CORDON_UTF8_H
+
+#include <stddef.h>
+
+/* Length (1-4) of the well-formed character at s (left > 0 bytes), or 0. */
+size_t utf8_char(const char *s, size_t left);
+
+/* Length of the longest well-formed prefix of s[0..n): the offset of the
+ * first byte that does not start a character, or n when all is UTF-8. */
+size_t utf8_prefix(const char *s, size_t n);
+
+#endif
