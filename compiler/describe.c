@@ -28,6 +28,7 @@
 
 #include "common/utf8.h"
 #include "compiler/describe.h"
+#include "compiler/inspect.h"
 #include "compiler/sign.h"
 #include "cordon/blob.h"
 #include "runtime/client/constraint_text.h"
@@ -193,73 +194,22 @@ out:
 
 /* ---- the JSON document -------------------------------------------------- */
 
-/* 64-bit values written exactly (a double would round them). */
-static cJSON *describe_u64(uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return cJSON_CreateRaw(buf);
-}
-
-static cJSON *describe_i64(int64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	return cJSON_CreateRaw(buf);
-}
-
 /* The signature as inspect --json shows it (the test compares the two),
  * plus the Python type the stub gives it. */
-static cJSON *describe_param(const struct cpol_policy *p, const struct cpol_param *prm)
+static void describe_pytype(cJSON *o, const struct cpol_policy *p, const struct cpol_param *prm)
 {
-	cJSON *o = cJSON_CreateObject(), *props;
 	struct textbuf ty;
 
-	if (o == NULL)
-		return NULL;
 	textbuf_init(&ty);
 	tool_doc_pytype(&ty, p, prm);
-	cJSON_AddStringToObject(o, "type", policy_type_name(prm->type));
 	cJSON_AddStringToObject(o, "pythonType", ty.oom ? "?" : ty.s);
 	textbuf_free(&ty);
-	cJSON_AddBoolToObject(o, "required", (prm->flags & CPOL_PRM_F_REQUIRED) != 0);
-	if (prm->flags & CPOL_PRM_F_MIN_LENGTH)
-		cJSON_AddItemToObject(o, "minLength", describe_u64(prm->min_length));
-	if (prm->flags & CPOL_PRM_F_MAX_LENGTH)
-		cJSON_AddItemToObject(o, "maxLength", describe_u64(prm->max_length));
-	if (prm->enums.n > 0) {
-		cJSON *e = cJSON_AddArrayToObject(o, "enum");
-
-		for (uint32_t i = 0; i < prm->enums.n; i++)
-			cJSON_AddItemToArray(e, cJSON_CreateString(prm->enums.v[i]));
-	}
-	if (prm->type == CPOL_T_INTEGER && (prm->flags & CPOL_PRM_F_MIN))
-		cJSON_AddItemToObject(o, "min", describe_i64(prm->imin));
-	if (prm->type == CPOL_T_INTEGER && (prm->flags & CPOL_PRM_F_MAX))
-		cJSON_AddItemToObject(o, "max", describe_i64(prm->imax));
-	if (prm->type == CPOL_T_NUMBER && (prm->flags & CPOL_PRM_F_MIN))
-		cJSON_AddNumberToObject(o, "min", prm->fmin);
-	if (prm->type == CPOL_T_NUMBER && (prm->flags & CPOL_PRM_F_MAX))
-		cJSON_AddNumberToObject(o, "max", prm->fmax);
-	if (prm->flags & CPOL_PRM_F_MAX_ITEMS)
-		cJSON_AddItemToObject(o, "maxItems", describe_u64(prm->max_items));
-	if (prm->type == CPOL_T_ARRAY && prm->items < p->nparams)
-		cJSON_AddItemToObject(o, "items", describe_param(p, &p->params[prm->items]));
-	if (prm->type == CPOL_T_OBJECT) {
-		props = cJSON_AddObjectToObject(o, "properties");
-		for (uint32_t i = 0; i < prm->props.count; i++)
-			cJSON_AddItemToObject(props, p->params[prm->props.first + i].name,
-					      describe_param(p, &p->params[prm->props.first + i]));
-	}
-	return o;
 }
 
 static cJSON *describe_tool(const struct cpol_policy *p, uint32_t ti)
 {
 	const struct cpol_tool *t = &p->tools[ti];
-	cJSON *o = cJSON_CreateObject(), *params, *cons;
+	cJSON *o = cJSON_CreateObject(), *cons;
 	struct textbuf tb;
 	const char *why = NULL;
 	uint32_t nc = constraint_count(p, ti);
@@ -282,7 +232,7 @@ static cJSON *describe_tool(const struct cpol_policy *p, uint32_t ti)
 	cJSON_AddBoolToObject(o, "sideEffect", (t->flags & CPOL_TOOL_F_SIDE_EFFECT) != 0);
 	cJSON_AddBoolToObject(o, "messageIdRequired", (t->flags & CPOL_TOOL_F_SIDE_EFFECT) != 0);
 	cJSON_AddBoolToObject(o, "replay", (t->flags & CPOL_TOOL_F_REPLAY) != 0);
-	cJSON_AddItemToObject(o, "timeoutMs", describe_u64(t->timeout_ms));
+	cJSON_AddItemToObject(o, "timeoutMs", inspect_json_u64(t->timeout_ms));
 	if (t->max_calls != 0)
 		cJSON_AddNumberToObject(o, "maxCalls", t->max_calls);
 	else
@@ -295,10 +245,7 @@ static cJSON *describe_tool(const struct cpol_policy *p, uint32_t ti)
 	tool_doc_budget(&tb, t);
 	cJSON_AddStringToObject(o, "budget", tb.oom ? "?" : tb.n ? tb.s : "none");
 	textbuf_free(&tb);
-	params = cJSON_AddObjectToObject(o, "params");
-	for (uint32_t i = 0; i < t->params.count; i++)
-		cJSON_AddItemToObject(params, p->params[t->params.first + i].name,
-				      describe_param(p, &p->params[t->params.first + i]));
+	cJSON_AddItemToObject(o, "params", inspect_json_params(p, t->params, describe_pytype));
 	textbuf_init(&tb);
 	tool_doc_params(&tb, p, t->params, 0);
 	cJSON_AddStringToObject(o, "paramsText", tb.oom ? "?" : tb.n ? tb.s : "");
@@ -325,21 +272,21 @@ static cJSON *describe_limits(const struct cpol_limits *l)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "mode", policy_mode_name(l->mode));
-	cJSON_AddItemToObject(o, "timeoutMs", describe_u64(l->timeout_ms));
-	cJSON_AddItemToObject(o, "memoryBytes", describe_u64(l->memory_bytes));
+	cJSON_AddItemToObject(o, "timeoutMs", inspect_json_u64(l->timeout_ms));
+	cJSON_AddItemToObject(o, "memoryBytes", inspect_json_u64(l->memory_bytes));
 	cJSON_AddNumberToObject(o, "pids", l->pids);
 	cJSON_AddNumberToObject(o, "openFiles", l->open_files);
-	cJSON_AddItemToObject(o, "maxFileBytes", describe_u64(l->max_file_bytes));
-	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", describe_u64(l->ws_delta_bytes));
+	cJSON_AddItemToObject(o, "maxFileBytes", inspect_json_u64(l->max_file_bytes));
+	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", inspect_json_u64(l->ws_delta_bytes));
 	if (l->ws_max_bytes != 0)
-		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", describe_u64(l->ws_max_bytes));
+		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", inspect_json_u64(l->ws_max_bytes));
 	else
 		cJSON_AddNullToObject(o, "maxExecWorkspaceBytes");
-	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", describe_u64(l->monitor_ms));
-	cJSON_AddItemToObject(o, "maxOutputBytes", describe_u64(l->max_output_bytes));
-	cJSON_AddItemToObject(o, "maxResultBytes", describe_u64(l->max_result_bytes));
-	cJSON_AddItemToObject(o, "maxCodeBytes", describe_u64(l->max_code_bytes));
-	cJSON_AddItemToObject(o, "maxToolRequestBytes", describe_u64(l->max_tool_request_bytes));
+	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", inspect_json_u64(l->monitor_ms));
+	cJSON_AddItemToObject(o, "maxOutputBytes", inspect_json_u64(l->max_output_bytes));
+	cJSON_AddItemToObject(o, "maxResultBytes", inspect_json_u64(l->max_result_bytes));
+	cJSON_AddItemToObject(o, "maxCodeBytes", inspect_json_u64(l->max_code_bytes));
+	cJSON_AddItemToObject(o, "maxToolRequestBytes", inspect_json_u64(l->max_tool_request_bytes));
 	return o;
 }
 
@@ -372,7 +319,7 @@ static cJSON *describe_files(const struct cpol_policy *p)
 		if (m->type == CPOL_MOUNT_TMPFS)
 			cJSON_AddItemToObject(describe_path(arr, m->target, "temporary files in memory (tmpfs), gone after the run",
 							   1),
-					      "sizeBytes", describe_u64(m->size));
+					      "sizeBytes", inspect_json_u64(m->size));
 		else
 			describe_path(arr, m->target, (m->flags & CPOL_MNT_F_RW) ? "a host directory" : "system files",
 				      (m->flags & CPOL_MNT_F_RW) != 0);
@@ -385,7 +332,7 @@ static cJSON *describe_result(const struct cpol_policy *p)
 	cJSON *o = cJSON_CreateObject(), *codes;
 
 	cJSON_AddStringToObject(o, "path", DESCRIBE_OUT "/result.json");
-	cJSON_AddItemToObject(o, "maxBytes", describe_u64(p->limits.max_result_bytes));
+	cJSON_AddItemToObject(o, "maxBytes", inspect_json_u64(p->limits.max_result_bytes));
 	cJSON_AddStringToObject(o, "format",
 				"one JSON value in UTF-8, no duplicate keys, nothing after it but white space");
 	codes = cJSON_AddObjectToObject(o, "statuses");
@@ -444,7 +391,7 @@ cJSON *describe_json(const struct cpol_policy *p, const char *agent, const uint3
 		cJSON *oo = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(oo, "path", p->outputs[i].path);
-		cJSON_AddItemToObject(oo, "maxBytes", describe_u64(p->outputs[i].max_bytes));
+		cJSON_AddItemToObject(oo, "maxBytes", inspect_json_u64(p->outputs[i].max_bytes));
 		cJSON_AddBoolToObject(oo, "required", (p->outputs[i].flags & CPOL_OUT_F_REQUIRED) != 0);
 		cJSON_AddItemToArray(arr, oo);
 	}
@@ -454,7 +401,7 @@ cJSON *describe_json(const struct cpol_policy *p, const char *agent, const uint3
 	cJSON_AddStringToObject(o, "stubs", "import tools");
 	cJSON_AddStringToObject(o, "client", "import cordon_tools");
 	cJSON_AddStringToObject(o, "call", "cordon_tools.tool_call(tool, params, message_id=None, timeout=None)");
-	cJSON_AddItemToObject(o, "maxRequestBytes", describe_u64(p->limits.max_tool_request_bytes));
+	cJSON_AddItemToObject(o, "maxRequestBytes", inspect_json_u64(p->limits.max_tool_request_bytes));
 	arr = cJSON_AddArrayToObject(d, "tools");
 	for (uint32_t i = 0; i < n; i++)
 		if (tools[i] < p->ntools)
