@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "runtime/context.h"
-#include "runtime/supervise/request.h"
+#include "runtime/json_strict.h"
 
 static const char *const context_keys[] = { "tenant", "project", "user", "session", "roles", "tools", "accounting" };
 #define CONTEXT_NKEYS (sizeof(context_keys) / sizeof(context_keys[0]))
@@ -112,7 +112,7 @@ cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "NUL byte at offset %zu", (size_t)((const char *)memchr(text, '\0', len) - text));
 		return NULL;
 	}
-	if (request_has_nul_escape(text, len)) {
+	if (json_nul_escape_at(text, len) != len) {
 		snprintf(err, errlen, "\\u0000 in a string");
 		return NULL;
 	}

@@ -32,6 +32,7 @@
 #include <sodium.h>
 
 #include "common/utf8.h"
+#include "runtime/json_strict.h"
 #include "runtime/supervise/outputs.h"
 
 #define OUT_NONE UINT32_MAX
@@ -767,125 +768,15 @@ cJSON *outputs_undeclared_json(const struct outputs_report *rep)
 
 /* ---- result.json --------------------------------------------------------- */
 
-/* Where a duplicate key was found, as a JSON pointer (RFC 6901).  Only
- * whole segments are kept; one that does not fit ends it with "/...". */
-struct result_ptr {
-	char s[256];
-	size_t len;
-	bool full;
-};
-
-static void result_ptr_push(struct result_ptr *p, const char *seg)
-{
-	size_t need = 1;
-
-	if (p->full)
-		return;
-	for (const char *c = seg; *c; c++)
-		need += (*c == '~' || *c == '/') ? 2 : 1;
-	if (p->len + need >= sizeof(p->s) - 4) {
-		memcpy(p->s + p->len, "/...", 5);
-		p->len += 4;
-		p->full = true;
-		return;
-	}
-	p->s[p->len++] = '/';
-	for (const char *c = seg; *c; c++) {
-		if (*c == '~' || *c == '/') {
-			p->s[p->len++] = '~';
-			p->s[p->len++] = *c == '~' ? '0' : '1';
-		} else {
-			p->s[p->len++] = *c;
-		}
-	}
-	p->s[p->len] = '\0';
-}
-
-static int result_cmp_key(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* cJSON keeps every member of an object, duplicates included, and
- * cJSON_GetObjectItem returns the first: a result with a key twice means
- * one thing to us and maybe another to whoever reads it next.  Sorting
- * the keys keeps a large object O(n log n); depth is bounded by cJSON's
- * nesting limit. */
-static int result_check_keys(const cJSON *node, struct result_ptr *ptr, char *err, size_t errlen)
-{
-	const char **keys = NULL;
-	const cJSON *c;
-	size_t n = 0, i = 0, len = ptr->len;
-	bool full = ptr->full;
-	char idx[24];
-	int rc = -1;
-
-	if (!cJSON_IsObject(node) && !cJSON_IsArray(node))
-		return 0;
-	for (c = node->child; c != NULL; c = c->next)
-		n++;
-	if (cJSON_IsObject(node) && n > 1) {
-		keys = malloc(n * sizeof(*keys));
-		if (keys == NULL) {
-			out_errf(err, errlen, "out of memory while checking result.json");
-			goto out;
-		}
-		for (c = node->child; c != NULL; c = c->next)
-			keys[i++] = c->string;
-		qsort(keys, n, sizeof(*keys), result_cmp_key);
-		for (i = 1; i < n; i++) {
-			if (strcmp(keys[i - 1], keys[i]) != 0)
-				continue;
-			out_errf(err, errlen, "result.json has the key \"%.*s%s\" twice in the object at %s",
-				 out_fit(keys[i], 64), keys[i], strlen(keys[i]) > 64 ? "..." : "",
-				 ptr->len ? ptr->s : "the top level");
-			goto out;
-		}
-	}
-	i = 0;
-	for (c = node->child; c != NULL; c = c->next, i++) {
-		if (cJSON_IsObject(node)) {
-			result_ptr_push(ptr, c->string);
-		} else {
-			snprintf(idx, sizeof(idx), "%zu", i);
-			result_ptr_push(ptr, idx);
-		}
-		if (result_check_keys(c, ptr, err, errlen) < 0)
-			goto out;
-		ptr->len = len;
-		ptr->full = full;
-		ptr->s[len] = '\0';
-	}
-	rc = 0;
-out:
-	free(keys);
-	return rc;
-}
-
-/* Byte offset of the first "\u0000" escape, or n.  cJSON decodes it into
- * a NUL inside a C string, silently cutting the string (and a key) short.
- * Escapes are skipped in pairs, so "\\u0000" (an escaped backslash) is
- * not one. */
-static size_t result_find_nul_escape(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] != '\\')
-			continue;
-		if (n - i >= 6 && memcmp(s + i + 1, "u0000", 5) == 0)
-			return i;
-		i++;
-	}
-	return n;
-}
-
 int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, size_t errlen)
 {
-	struct result_ptr ptr = { "", 0, false };
 	bool use_openat2 = true;
 	const char *end = NULL;
 	struct stat st;
 	char *buf = NULL;
 	cJSON *v = NULL;
+	const char *key;
+	char where[256];
 	size_t cap, n = 0, at;
 	int fd = -1, rc = -1;
 
@@ -971,13 +862,22 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 		out_errf(err, errlen, "result.json has more after its JSON value (at offset %zu)", at);
 		goto out;
 	}
-	if ((at = result_find_nul_escape(buf, n)) != n) {
+	if ((at = json_nul_escape_at(buf, n)) != n) {
 		out_errf(err, errlen, "result.json has a \\u0000 escape at offset %zu; a NUL in a string is refused",
 			 at);
 		goto out;
 	}
-	if (result_check_keys(v, &ptr, err, errlen) < 0)
+	switch (json_find_duplicate(v, &key, where, sizeof(where))) {
+	case 0:
+		break;
+	case 1:
+		out_errf(err, errlen, "result.json has the key \"%.*s%s\" twice in the object at %s",
+			 out_fit(key, 64), key, strlen(key) > 64 ? "..." : "", where);
 		goto out;
+	default:
+		out_errf(err, errlen, "out of memory while checking result.json");
+		goto out;
+	}
 	*value = v;
 	v = NULL;
 	rc = 0;

@@ -8,69 +8,19 @@
 
 #include <sodium.h>
 
+#include "runtime/json_strict.h"
 #include "runtime/supervise/request.h"
 
 static const char *const request_keys[] = { "v", "token", "id", "tool", "params", "messageId" };
 #define REQUEST_NKEYS (sizeof(request_keys) / sizeof(request_keys[0]))
 
-/* A \u0000 escape inside a string; a backslash always takes the next
- * character with it, so "\\u0000" (an escaped backslash) is not one. */
-int request_has_nul_escape(const char *s, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i++) {
-		if (s[i] != '\\')
-			continue;
-		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
-			return 1;
-		i++;
-	}
-	return 0;
-}
-
-static int request_key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* One object's keys, sorted: a pair of equal neighbours is a duplicate.
- * Sorting keeps this O(n log n); comparing every pair made one 1 MiB
- * frame of 100k keys cost the supervisor a minute, before the token was
- * even looked at.  Returns 1 on a duplicate, 0 without, -1 out of memory. */
-static int request_object_dup(const cJSON *obj)
-{
-	size_t n = 0, i;
-	const char **keys;
-	int dup = 0;
-
-	for (const cJSON *a = obj->child; a != NULL; a = a->next)
-		n++;
-	if (n < 2)
-		return 0;
-	keys = malloc(n * sizeof(*keys));
-	if (keys == NULL)
-		return -1;
-	i = 0;
-	for (const cJSON *a = obj->child; a != NULL; a = a->next)
-		keys[i++] = a->string;
-	qsort(keys, n, sizeof(*keys), request_key_cmp);
-	for (i = 1; i < n && !dup; i++)
-		dup = strcmp(keys[i - 1], keys[i]) == 0;
-	free(keys);
-	return dup;
-}
-
 int request_has_duplicate_key(const cJSON *node)
 {
-	/* Iterative over siblings, recursive over depth: cJSON's own nesting
-	 * limit (1000) bounds the recursion.  Out of memory counts as a
-	 * duplicate: the request is refused rather than judged unchecked. */
-	for (; node != NULL; node = node->next) {
-		if (cJSON_IsObject(node) && request_object_dup(node) != 0)
-			return 1;
-		if ((cJSON_IsObject(node) || cJSON_IsArray(node)) && request_has_duplicate_key(node->child))
-			return 1;
-	}
-	return 0;
+	const char *key;
+
+	/* Out of memory counts as a duplicate: the request is refused rather
+	 * than judged unchecked. */
+	return json_find_duplicate(node, &key, NULL, 0) != 0;
 }
 
 /* Printable ASCII without space: ids end up in logs and file names. */
@@ -97,7 +47,7 @@ enum request_fault request_parse(const char *text, size_t len, const char *want,
 		snprintf(why, n, "NUL byte in the frame");
 		goto out;
 	}
-	if (request_has_nul_escape(text, len)) {
+	if (json_nul_escape_at(text, len) != len) {
 		snprintf(why, n, "\\u0000 in a string");
 		goto out;
 	}

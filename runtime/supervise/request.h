@@ -49,11 +49,6 @@ enum request_fault request_parse(const char *text, size_t len, const char *want,
 				 size_t n);
 void request_free(struct request *rq);
 
-/* 1 when the JSON text has a \u0000 escape (an escaped backslash before
- * "u0000" is not one).  Any JSON that cJSON reads for a decision is
- * checked: cJSON ends the string there. */
-int request_has_nul_escape(const char *s, size_t len);
-
 /* 1 when any object in the tree has a key twice. */
 int request_has_duplicate_key(const cJSON *node);
 

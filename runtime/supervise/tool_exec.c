@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/json_strict.h"
 #include "runtime/supervise/tool_exec.h"
 
 /* After the tool exits, how long its pipes may take to reach EOF: data it
@@ -744,12 +745,12 @@ void tool_exec_res_free(struct tool_exec_res *res)
  * it here makes "only white space after the value" mean JSON's four bytes
  * (cJSON skips every byte up to 0x20); a \u0000 escape becomes a NUL in a
  * decoded string, silently cutting a key or value short, so "a\u0000b" and
- * "a" would be the same key.  An escaped backslash is skipped so that
- * "\\u0000" (a backslash, then text) is not taken for one.
+ * "a" would be the same key (json_nul_escape_at).
  */
 static int te_scan_answer(const char *s, size_t len, char *why, size_t n)
 {
 	const char *nul = memchr(s, '\0', len);
+	size_t at;
 
 	if (nul != NULL) {
 		snprintf(why, n, "the output has a NUL byte at offset %zu", (size_t)(nul - s));
@@ -762,36 +763,12 @@ static int te_scan_answer(const char *s, size_t len, char *why, size_t n)
 			snprintf(why, n, "the output has the control byte 0x%02X at offset %zu", c, i);
 			return -1;
 		}
-		if (c != '\\' || i + 1 >= len)
-			continue;
-		if (len - i >= 6 && memcmp(s + i + 1, "u0000", 5) == 0) {
-			snprintf(why, n, "the output has a \\u0000 escape at offset %zu; a NUL in a string is refused",
-				 i);
-			return -1;
-		}
-		if (s[i + 1] == '\\')
-			i++;
+	}
+	if ((at = json_nul_escape_at(s, len)) != len) {
+		snprintf(why, n, "the output has a \\u0000 escape at offset %zu; a NUL in a string is refused", at);
+		return -1;
 	}
 	return 0;
-}
-
-/* Where a repeated key sits, innermost segment first; filled on the way
- * back up from the object that has it. */
-#define TE_PATH_SEGS 12
-
-struct te_dup {
-	const char *key;
-	struct {
-		const char *name; /* an object member, or NULL for an array index */
-		size_t index;
-	} seg[TE_PATH_SEGS];
-	size_t nseg;
-	int deeper; /* more levels than seg holds */
-};
-
-static int te_cmp_key(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* A key as it may appear in a reason: at most 40 bytes, printable ASCII
@@ -809,86 +786,9 @@ static void te_key_print(char *dst, size_t n, const char *key)
 	dst[i] = '\0';
 }
 
-/* 1 when some object at or below node has a key twice (d says which and
- * where), 0 when none, -1 out of memory.  cJSON keeps every member of an
- * object, duplicates included, and its lookups return the first one: an
- * answer with a key twice may mean one thing to us and another to the
- * program that reads it.  Sorting keeps a large object O(n log n); depth
- * is bounded by cJSON's nesting limit. */
-static int te_find_dup(const cJSON *node, struct te_dup *d)
-{
-	const char **keys = NULL;
-	const cJSON *c;
-	size_t count = 0, i = 0;
-	int found = 0;
-
-	if (!cJSON_IsObject(node) && !cJSON_IsArray(node))
-		return 0;
-	if (cJSON_IsObject(node)) {
-		for (c = node->child; c != NULL; c = c->next)
-			count++;
-		if (count > 1) {
-			if ((keys = malloc(count * sizeof(*keys))) == NULL)
-				return -1;
-			for (c = node->child; c != NULL; c = c->next)
-				keys[i++] = c->string;
-			qsort(keys, count, sizeof(*keys), te_cmp_key);
-			for (i = 1; i < count && !found; i++)
-				if (strcmp(keys[i - 1], keys[i]) == 0) {
-					d->key = keys[i];
-					found = 1;
-				}
-			free(keys);
-			if (found)
-				return 1;
-		}
-	}
-	i = 0;
-	for (c = node->child; c != NULL; c = c->next, i++) {
-		int rc = te_find_dup(c, d);
-
-		if (rc == 0)
-			continue;
-		if (rc == 1) {
-			if (d->nseg < TE_PATH_SEGS) {
-				d->seg[d->nseg].name = cJSON_IsObject(node) ? c->string : NULL;
-				d->seg[d->nseg].index = i;
-				d->nseg++;
-			} else {
-				d->deeper = 1;
-			}
-		}
-		return rc;
-	}
-	return 0;
-}
-
-/* "/a/3/b", outermost first, as a JSON pointer would say it. */
-static void te_dup_where(const struct te_dup *d, char *dst, size_t n)
-{
-	size_t used = 0;
-	char seg[48];
-
-	dst[0] = '\0';
-	if (d->nseg == 0) {
-		snprintf(dst, n, "the top level");
-		return;
-	}
-	if (d->deeper)
-		used += (size_t)snprintf(dst, n, "/...");
-	for (size_t k = d->nseg; k-- > 0 && used < n;) {
-		if (d->seg[k].name != NULL)
-			te_key_print(seg, sizeof(seg), d->seg[k].name);
-		else
-			snprintf(seg, sizeof(seg), "%zu", d->seg[k].index);
-		used += (size_t)snprintf(dst + used, n - used, "/%s", seg);
-	}
-}
-
 cJSON *tool_exec_parse_output(const char *out, size_t len, char *why, size_t n)
 {
-	struct te_dup d = { 0 };
-	const char *end = NULL;
+	const char *end = NULL, *dup;
 	char *buf = NULL;
 	cJSON *v = NULL, *probe = NULL;
 	char key[48], where[256];
@@ -921,14 +821,13 @@ cJSON *tool_exec_parse_output(const char *out, size_t len, char *why, size_t n)
 			snprintf(why, n, "the output is not valid JSON (near offset %zu)", at);
 		goto out;
 	}
-	rc = te_find_dup(v, &d);
+	rc = json_find_duplicate(v, &dup, where, sizeof(where));
 	if (rc < 0) {
 		snprintf(why, n, "out of memory checking the keys of the answer");
 		goto fail;
 	}
 	if (rc > 0) {
-		te_key_print(key, sizeof(key), d.key);
-		te_dup_where(&d, where, sizeof(where));
+		te_key_print(key, sizeof(key), dup);
 		snprintf(why, n, "the output has the key \"%s\" twice in the object at %s", key, where);
 		goto fail;
 	}
