@@ -190,6 +190,32 @@ static int secrets_parse(struct secrets *s, const char *path, char *err, size_t 
 	return 0;
 }
 
+int secrets_parse_text(const char *text, size_t len, const char *name, struct secrets **out, char *err, size_t n)
+{
+	struct secrets *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (len > SECRETS_MAX_BYTES) {
+		snprintf(err, n, "%s: over %u bytes", name, SECRETS_MAX_BYTES);
+		secrets_free(s);
+		return -1;
+	}
+	if (s == NULL || (s->buf = malloc(len + 1)) == NULL) {
+		snprintf(err, n, "out of memory");
+		secrets_free(s);
+		return -1;
+	}
+	memcpy(s->buf, text, len);
+	s->buf[len] = '\0';
+	s->size = len;
+	if (secrets_parse(s, name, err, n) != 0) {
+		secrets_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
 int secrets_load(const char *path, struct secrets **out, char *err, size_t n)
 {
 	struct secrets *s = NULL;

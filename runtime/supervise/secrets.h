@@ -21,6 +21,11 @@ struct secrets;
  * NUL, group/other write access and a file over 1 MiB are errors too; no
  * message ever shows a value or a line.  docs/tool-exec.md.) */
 int secrets_load(const char *path, struct secrets **out, char *err, size_t n);
+/* The same rules on text already in memory (name stands for the file in
+ * messages): what secrets_load() applies after its file checks, and what
+ * the fuzz target feeds. */
+int secrets_parse_text(const char *text, size_t len, const char *name, struct secrets **out, char *err, size_t n);
+
 /* Wipes every value (explicit_bzero) and frees. */
 void secrets_free(struct secrets *s);
 
