@@ -12,9 +12,14 @@ import blib
 
 
 def echo_once(srv):
-    c, _ = srv.accept()
-    with c:
-        c.sendall(c.recv(64))
+    # Quiet on any failure (accept times out when the connect never came):
+    # a thread that dies printing while the interpreter shuts down aborts it.
+    try:
+        c, _ = srv.accept()
+        with c:
+            c.sendall(c.recv(64))
+    except OSError:
+        pass
 
 
 def echo(family, addr):
@@ -27,7 +32,9 @@ def echo(family, addr):
             srv.bind((addr, 0))
             srv.listen(1)
             port = srv.getsockname()[1]
-            t = threading.Thread(target=echo_once, args=(srv,), daemon=True)
+            # Not a daemon: exit waits for it (at most the 2 s accept
+            # timeout) instead of tearing it down mid-write.
+            t = threading.Thread(target=echo_once, args=(srv,))
             t.start()
             with socket.socket(family, socket.SOCK_STREAM) as cli:
                 cli.settimeout(2)
