@@ -65,8 +65,18 @@ struct run_ctx {
 	char id[33];
 	char dir[PATH_MAX];
 	int temp_dir;
-	char work[PATH_MAX], out[PATH_MAX], logs[PATH_MAX], sock[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
+	int dir_fd;             /* the run directory: 0700, the supervisor's alone */
 	char token[65];
+	/* What goes into the workspace once the executor has made it: read
+	 * before the clone, so its size is known when the tmpfs is sized. */
+	char *code;
+	size_t code_len;
+	struct run_input { const char *name; char *data; size_t len; } inputs[RUN_MAX_INPUTS];
+	char *stubs;
+	size_t stubs_len;
+	uint64_t ws_bytes_max, ws_inodes_max; /* the breach bounds (supervise.h) */
+	struct ws ws;
+	char kept_note[600];    /* what a kept run directory could not keep */
 	struct cg_host cgh;
 	struct cg_run cg;
 	int cg_made;
@@ -88,24 +98,6 @@ struct run_ctx {
 };
 
 #define HARNESS(c, st, ...) do { (c)->stage = (st); snprintf((c)->msg, sizeof((c)->msg), __VA_ARGS__); } while (0)
-
-static int path_join(char *dst, const char *a, const char *b)
-{
-	return snprintf(dst, PATH_MAX, "%s/%s", a, b) < PATH_MAX ? 0 : -1;
-}
-
-static int write_whole(const char *path, const void *data, size_t len, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, data, len) == (ssize_t)len;
-	if (close(fd) != 0)
-		ok = 0;
-	return ok ? 0 : -1;
-}
 
 /* Reads a whole regular file of at most max bytes; *len set. */
 static char *read_small(const char *path, size_t max, size_t *len, int *too_big)
@@ -278,26 +270,30 @@ static int stage_secrets(struct run_ctx *c)
 
 /* --- 3. run directory ------------------------------------------------ */
 
-static int mkdir_owned(struct run_ctx *c, const char *path, int executor)
+/* The run directory holds only what the supervisor writes (the executed
+ * program's copy, logs, the audit, the result and, when kept, the copied
+ * outputs): the sandbox's files live in its own tmpfs (workspace.h).  It is
+ * 0700 and every file 0600, so no other local user reads a run. */
+static int rundir_write(struct run_ctx *c, const char *rel, const void *data, size_t len)
 {
-	if (mkdir(path, 0755) != 0)
+	int fd = openat(c->dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int ok;
+
+	if (fd < 0)
 		return -1;
-	/* As root the executor's host identity is uid/gid themselves; it
-	 * must own what it may write.  Rootless it is the caller already. */
-	if (executor && !c->rootless && chown(path, c->host_uid, c->host_gid) != 0)
-		return -1;
-	return 0;
+	ok = write(fd, data, len) == (ssize_t)len;
+	if (close(fd) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
 }
 
 static int stage_rundir(struct run_ctx *c)
 {
-	char p[PATH_MAX], q[PATH_MAX];
-	size_t len;
-	int big;
-	char *code;
+	char p[PATH_MAX];
+	int big, e;
 
 	if (c->o->run_dir != NULL) {
-		if (mkdir(c->o->run_dir, 0755) != 0) {
+		if (mkdir(c->o->run_dir, 0700) != 0) {
 			HARNESS(c, "rundir", "%s: %s (the run directory must not exist yet)", c->o->run_dir,
 				strerror(errno));
 			return -1;
@@ -313,65 +309,104 @@ static int stage_rundir(struct run_ctx *c)
 		rundir_sweep_stale(tmp);
 		snprintf(c->dir, sizeof(c->dir), "%.3900s/cordon-run.%d.XXXXXX", tmp, (int)getpid());
 		if (mkdtemp(c->dir) == NULL) {
-			HARNESS(c, "rundir", "mkdtemp: %s", strerror(errno));
+			HARNESS(c, "rundir", "mkdtemp %.900s: %s", c->dir, strerror(errno));
 			return -1;
 		}
 		c->temp_dir = 1;
 	}
-	chmod(c->dir, 0755);
-	if (path_join(c->work, c->dir, "work") || path_join(c->out, c->dir, "out") ||
-	    path_join(c->logs, c->dir, "logs/executor") || path_join(c->sock, c->dir, "sock") ||
-	    path_join(c->root, c->dir, ".root") || path_join(p, c->dir, "logs") ||
-	    mkdir_owned(c, c->work, 1) || mkdir_owned(c, c->out, 1) || mkdir_owned(c, p, 0) ||
-	    mkdir_owned(c, c->logs, 1) || mkdir_owned(c, c->sock, 0) || mkdir(c->root, 0700) != 0 ||
-	    path_join(c->lib, c->dir, "lib") || mkdir_owned(c, c->lib, 0)) {
+	c->dir_fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->dir_fd < 0 || fchmod(c->dir_fd, 0700) != 0) {
 		HARNESS(c, "rundir", "%.900s: %s", c->dir, strerror(errno));
 		return -1;
 	}
-	code = read_small(c->o->code, c->pol.limits.max_code_bytes, &len, &big);
-	if (code == NULL) {
+	snprintf(p, sizeof(p), "executed_programs/%s", c->id);
+	for (const char *d = "logs\0executed_programs\0"; *d; d += strlen(d) + 1)
+		if (mkdirat(c->dir_fd, d, 0700) != 0) {
+			HARNESS(c, "rundir", "mkdir %.900s/%s: %s", c->dir, d, strerror(errno));
+			return -1;
+		}
+	if (mkdirat(c->dir_fd, p, 0700) != 0) {
+		HARNESS(c, "rundir", "mkdir %.900s/%.100s: %s", c->dir, p, strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	c->code = read_small(c->o->code, c->pol.limits.max_code_bytes, &c->code_len, &big);
+	if (c->code == NULL) {
+		e = errno;
 		if (big)
 			HARNESS(c, "code", "%s is over max_code_bytes (%llu)", c->o->code,
 				(unsigned long long)c->pol.limits.max_code_bytes);
 		else
-			HARNESS(c, "code", "%s: %s", c->o->code, strerror(errno ? errno : EINVAL));
+			HARNESS(c, "code", "%s: %s", c->o->code, e ? strerror(e) : "not a regular file");
 		return -1;
 	}
-	if (path_join(p, c->dir, "executed_programs") || path_join(q, p, c->id) || mkdir(p, 0755) != 0 ||
-	    mkdir(q, 0755) != 0 ||
-	    path_join(p, q, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
-	    path_join(p, c->work, "user_code.py") || write_whole(p, code, len, 0644) != 0 ||
-	    path_join(p, c->work, "main.py") || write_whole(p, MAIN_PY, sizeof(MAIN_PY) - 1, 0644) != 0 ||
-	    path_join(p, c->dir, "logs/tool-calls.jsonl") ||
-	    (c->audit_fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0) {
-		free(code);
-		HARNESS(c, "rundir", "write %.900s: %s", p, strerror(errno));
+	snprintf(p, sizeof(p), "executed_programs/%s/user_code.py", c->id);
+	if (rundir_write(c, p, c->code, c->code_len) != 0) {
+		HARNESS(c, "rundir", "write %.900s/%.100s: %s", c->dir, p, strerror(errno));
 		return -1;
 	}
-	free(code);
+	c->audit_fd = openat(c->dir_fd, "logs/tool-calls.jsonl",
+			     O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (c->audit_fd < 0) {
+		HARNESS(c, "rundir", "create %.900s/logs/tool-calls.jsonl: %s", c->dir, strerror(errno));
+		return -1;
+	}
 	for (unsigned i = 0; i < c->o->ninputs; i++) {
 		const char *base = strrchr(c->o->inputs[i], '/');
-		char *data;
+		struct run_input *in = &c->inputs[i];
 
 		base = base ? base + 1 : c->o->inputs[i];
-		if (*base == '\0' || strcmp(base, "main.py") == 0 || strcmp(base, "user_code.py") == 0) {
+		if (*base == '\0' || strcmp(base, "main.py") == 0 || strcmp(base, "user_code.py") == 0 ||
+		    strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
 			HARNESS(c, "inputs", "%s: input name is empty or reserved", c->o->inputs[i]);
 			return -1;
 		}
-		data = read_small(c->o->inputs[i], c->pol.limits.max_file_bytes, &len, &big);
-		if (data == NULL || path_join(p, c->work, base) || write_whole(p, data, len, 0644) != 0) {
-			free(data);
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(c->inputs[j].name, base) == 0) {
+				HARNESS(c, "inputs", "%s: given twice", c->o->inputs[i]);
+				return -1;
+			}
+		in->name = base;
+		errno = 0;
+		in->data = read_small(c->o->inputs[i], c->pol.limits.max_file_bytes, &in->len, &big);
+		if (in->data == NULL) {
+			e = errno;
 			HARNESS(c, "inputs", "%s: %s", c->o->inputs[i],
-				big ? "over max_file_bytes" : errno == EEXIST ? "given twice" : strerror(errno));
-			return -1;
-		}
-		free(data);
-		if (!c->rootless && chown(p, c->host_uid, c->host_gid) != 0) {
-			HARNESS(c, "inputs", "chown %.900s: %s", p, strerror(errno));
+				big ? "over max_file_bytes" : e ? strerror(e) : "not a regular file");
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* The workspace's tmpfs bounds.  What the supervisor puts in counts as the
+ * baseline, page by page as tmpfs allocates it; the program may add
+ * max_exec_workspace_delta_bytes, never past max_exec_workspace_bytes.
+ * The tmpfs itself is a page and an inode larger than the bounds, so the
+ * kernel stops the program there and the monitor can tell a full workspace
+ * from one filled exactly to its limit. */
+#define WS_PAGE 4096ull
+#define WS_ROUND(x) (((uint64_t)(x) + WS_PAGE - 1) / WS_PAGE * WS_PAGE)
+/* root, work, out, logs, logs/executor, main.py, user_code.py */
+#define WS_FIXED_INODES 7u
+#define WS_DEFAULT_ENTRIES 20000u
+
+static void ws_bounds(struct run_ctx *c, uint64_t *size, uint64_t *inodes)
+{
+	const struct cpol_limits *l = &c->pol.limits;
+	uint64_t base = WS_ROUND(c->code_len) + WS_ROUND(sizeof(MAIN_PY));
+	uint64_t entries = WS_DEFAULT_ENTRIES;
+
+	for (unsigned i = 0; i < c->o->ninputs; i++)
+		base += WS_ROUND(c->inputs[i].len);
+	c->ws_bytes_max = 0;
+	if (l->ws_delta_bytes != 0)
+		c->ws_bytes_max = base + WS_ROUND(l->ws_delta_bytes);
+	if (l->ws_max_bytes != 0 && (c->ws_bytes_max == 0 || WS_ROUND(l->ws_max_bytes) < c->ws_bytes_max))
+		c->ws_bytes_max = WS_ROUND(l->ws_max_bytes);
+	c->ws_inodes_max = WS_FIXED_INODES + c->o->ninputs + entries;
+	*size = c->ws_bytes_max ? c->ws_bytes_max + WS_PAGE : 0;
+	*inodes = c->ws_inodes_max + 1;
 }
 
 /* --- 4. plan --------------------------------------------------------- */
@@ -419,7 +454,6 @@ static int stage_plan(struct run_ctx *c)
 	int has_tmp = 0, has_etc = 0;
 	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom" };
 
-	snprintf(lp->newroot, sizeof(lp->newroot), "%s", c->root);
 	lp->uid = p->exec.uid;
 	lp->gid = p->exec.gid;
 	lp->rootless = c->rootless;
@@ -463,15 +497,30 @@ static int stage_plan(struct run_ctx *c)
 		m->size = 64ull << 20;
 		m->landlock_rw = 1;
 	}
+	/* The private filesystems, in enum ws_part's order (the executor
+	 * hands them over in plan order): the workspace bounded by the kernel,
+	 * then the client modules and the socket, read-only once filled. */
 	{
-		struct launch_mount *w = plan_mount(lp, LM_BIND_RW, c->work, "/workspace/work");
-		struct launch_mount *o = plan_mount(lp, LM_BIND_RW, c->out, "/workspace/out");
-		struct launch_mount *l = plan_mount(lp, LM_BIND_RW, c->logs, "/workspace/logs/executor");
+		uint64_t size, inodes;
+		struct launch_mount *w = plan_mount(lp, LM_PRIVATE, "", "/workspace");
+		struct launch_mount *l = plan_mount(lp, LM_PRIVATE, "", "/cordon");
+		struct launch_mount *k = plan_mount(lp, LM_PRIVATE, "", "/supervisor-socket");
 
-		if (w == NULL || o == NULL || l == NULL || plan_mount(lp, LM_BIND_RO, c->sock, "/supervisor-socket") == NULL ||
-		    plan_mount(lp, LM_BIND_RO, c->lib, "/cordon") == NULL)
+		if (w == NULL || l == NULL || k == NULL)
 			goto too_many;
-		w->landlock_rw = o->landlock_rw = l->landlock_rw = 1;
+		ws_bounds(c, &size, &inodes);
+		w->size = size;
+		w->inodes = inodes;
+		l->size = WS_ROUND(c->stubs_len) + WS_ROUND(stubs_client_py_len) + WS_PAGE;
+		l->inodes = 4;
+		l->readonly = 1;
+		k->size = WS_PAGE;
+		k->inodes = 3;
+		k->readonly = 1;
+		lp->landlock_rw[0] = "/workspace/work";
+		lp->landlock_rw[1] = "/workspace/out";
+		lp->landlock_rw[2] = "/workspace/logs/executor";
+		lp->nlandlock_rw = 3;
 	}
 	lp->write_etc = !has_etc;
 	for (uint32_t i = 0; i < p->nenv; i++)
@@ -529,32 +578,19 @@ static uint32_t tools_selected(struct run_ctx *c, uint32_t *sel)
 static int stage_tools(struct run_ctx *c)
 {
 	uint32_t *sel = calloc(c->pol.ntools + 1, sizeof(*sel)), n;
-	char p[PATH_MAX], err[512], *stubs = NULL;
-	size_t len = 0;
-	int rc = -1;
 
 	if (sel == NULL) {
 		HARNESS(c, "tools", "out of memory");
 		return -1;
 	}
 	n = tools_selected(c, sel);
-	stubs = stubs_python(&c->pol, sel, n, &len);
-	if (stubs == NULL || path_join(p, c->lib, "cordon_tools.py") ||
-	    write_whole(p, stubs_client_py, stubs_client_py_len, 0444) != 0 || path_join(p, c->lib, "tools.py") ||
-	    write_whole(p, stubs, len, 0444) != 0) {
-		HARNESS(c, "tools", "client modules: %s", stubs ? strerror(errno) : "out of memory");
-		goto out;
-	}
-	if (path_join(p, c->sock, "tools.sock") != 0 ||
-	    bridge_listen(p, !c->rootless, c->host_uid, c->host_gid, &c->listen_fd, err, sizeof(err)) != 0) {
-		HARNESS(c, "bridge", "%.900s", err);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(stubs);
+	c->stubs = stubs_python(&c->pol, sel, n, &c->stubs_len);
 	free(sel);
-	return rc;
+	if (c->stubs == NULL) {
+		HARNESS(c, "tools", "client modules: out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* --- 5. limits ------------------------------------------------------- */
@@ -631,14 +667,76 @@ static int child_report(struct run_ctx *c, int fd)
 	return 1;
 }
 
+struct fill_listen {
+	struct run_ctx *c;
+	char path[64];
+	char err[512];
+};
+
+static int fill_listen_fn(void *arg)
+{
+	struct fill_listen *fl = arg;
+	struct run_ctx *c = fl->c;
+
+	return bridge_listen(fl->path, !c->rootless, c->host_uid, c->host_gid, &c->listen_fd, fl->err,
+			     sizeof(fl->err));
+}
+
+/* Fill the executor's private filesystems through their fds: the
+ * workspace's directories, the loader, the program and its inputs, the
+ * client modules, and the tool socket.  All of it is the executor's (its
+ * host ids), 0600 / 0700: it reads them as their owner, nobody else can. */
+static int stage_fill(struct run_ctx *c, char *err, size_t n)
+{
+	static const char *const dirs[] = { "work", "out", "logs", "logs/executor" };
+	struct fill_listen fl = { .c = c };
+	char rel[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (ws_mkdir(&c->ws, WS_WORKSPACE, dirs[i], 0700, err, n) != 0)
+			return -1;
+	if (ws_write(&c->ws, WS_WORKSPACE, "work/main.py", MAIN_PY, sizeof(MAIN_PY) - 1, 0600, err, n) != 0 ||
+	    ws_write(&c->ws, WS_WORKSPACE, "work/user_code.py", c->code, c->code_len, 0600, err, n) != 0)
+		return -1;
+	for (unsigned i = 0; i < c->o->ninputs; i++) {
+		if (snprintf(rel, sizeof(rel), "work/%s", c->inputs[i].name) >= (int)sizeof(rel)) {
+			snprintf(err, n, "input name too long");
+			return -1;
+		}
+		if (ws_write(&c->ws, WS_WORKSPACE, rel, c->inputs[i].data, c->inputs[i].len, 0600, err, n) != 0)
+			return -1;
+	}
+	if (ws_write(&c->ws, WS_CLIENT, "cordon_tools.py", stubs_client_py, stubs_client_py_len, 0444, err, n) != 0 ||
+	    ws_write(&c->ws, WS_CLIENT, "tools.py", c->stubs, c->stubs_len, 0444, err, n) != 0)
+		return -1;
+	/* bind() takes a path: the socket directory's fd as /proc names it,
+	 * which no other process can shape. */
+	snprintf(fl.path, sizeof(fl.path), "/proc/self/fd/%d/tools.sock", c->ws.fd[WS_SOCKET]);
+	if (ws_as_executor(&c->ws, fill_listen_fn, &fl) != 0) {
+		snprintf(err, n, "%s", fl.err[0] ? fl.err : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The one way a launched executor that will not be supervised ends: killed
+ * (with its whole pid namespace) and reaped. */
+static void child_kill(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
 static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
-	int devnull = -1, sigfd = -1, rc = -1;
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 }, pfd[2] = { -1, -1 };
+	int devnull = -1, sigfd = -1, rc = -1, masked = 0;
 	sigset_t mask, old;
-	pid_t pid;
+	pid_t pid = -1;
 	char buf[1024];
-	const char *roots[3] = { c->work, c->out, c->logs };
 	struct supervise_cfg cfg;
 
 	r->out.max = r->err.max = (size_t)c->pol.limits.max_output_bytes;
@@ -655,16 +753,22 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	/* Signals become events of the loop; the child unblocks them before
-	 * exec (sequence.c step 8). */
-	if (sigprocmask(SIG_BLOCK, &mask, &old) != 0 ||
-	    (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) || pipe2(psync, O_CLOEXEC) ||
+	 * exec (sequence.c step 9). */
+	if (sigprocmask(SIG_BLOCK, &mask, &old) != 0) {
+		HARNESS(c, "launch", "sigprocmask: %s", strerror(errno));
+		goto out;
+	}
+	masked = 1;
+	if ((sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || pipe2(po, O_CLOEXEC) ||
+	    pipe2(pe, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) || pipe2(psync, O_CLOEXEC) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd) ||
 	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		HARNESS(c, "launch", "pipes: %s", strerror(errno));
 		goto out;
 	}
 	c->lp.err_fd = perr[1];
 	c->lp.sync_fd = psync[0];
+	c->lp.fd_sock = pfd[1];
 	c->lp.stdin_fd = devnull;
 	c->lp.stdout_fd = po[1];
 	c->lp.stderr_fd = pe[1];
@@ -672,9 +776,12 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	c->lp.parent_fds[1] = pe[0];
 	c->lp.parent_fds[2] = perr[0];
 	c->lp.parent_fds[3] = psync[1];
-	/* A raw clone: fork semantics, with every namespace fresh at once. */
+	c->lp.parent_fds[4] = pfd[0];
+	/* A raw clone: fork semantics, with every namespace fresh at once but
+	 * the cgroup one, which the child makes once it is in its cgroups
+	 * (sequence.c step 2b). */
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-					   CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,
+					   CLONE_NEWUTS | SIGCHLD,
 			     NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		HARNESS(c, "namespaces", "clone: %s", strerror(errno));
@@ -682,21 +789,27 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	}
 	if (pid == 0)
 		launch_child(&c->lp);
-	close(po[1]);
-	close(pe[1]);
-	close(perr[1]);
-	close(psync[0]);
-	po[1] = pe[1] = perr[1] = psync[0] = -1;
+	for (int *fd = (int[]){ po[1], pe[1], perr[1], psync[0], pfd[1], -2 }; *fd != -2; fd++)
+		close(*fd);
+	po[1] = pe[1] = perr[1] = psync[0] = pfd[1] = -1;
 	if (identity_write_maps(pid, &c->lp, c->host_uid, c->host_gid, buf, sizeof(buf)) != 0) {
 		HARNESS(c, "identity", "%s", buf);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
 		goto out;
 	}
-	if (write(psync[1], "m", 1) != 1 || cgroup_attach(&c->cg, pid, buf, sizeof(buf)) != 0) {
+	if (write(psync[1], "m", 1) != 1) {
+		HARNESS(c, "sync", "the executor ended before setup: %s", strerror(errno));
+		goto out;
+	}
+	if (cgroup_attach(&c->cg, pid, buf, sizeof(buf)) != 0) {
 		HARNESS(c, "cgroup", "%s", buf);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	if (ws_receive(&c->ws, pfd[0], 30000, buf, sizeof(buf)) != 0) {
+		HARNESS(c, "mounts", "%s", buf);
+		goto out;
+	}
+	if (stage_fill(c, buf, sizeof(buf)) != 0) {
+		HARNESS(c, "workspace", "%s", buf);
 		goto out;
 	}
 	{
@@ -717,17 +830,11 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 		 * child never inherits a lock held by one of them. */
 		if (bridge_start(&bc, &c->listen_fd, &c->bridge, buf, sizeof(buf)) != 0) {
 			HARNESS(c, "bridge", "%s", buf);
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
 			goto out;
 		}
 	}
 	if (write(psync[1], "c", 1) != 1) {
-		/* The child died in setup; its own report says where. */
-		HARNESS(c, "sync", "%s", strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		child_report(c, perr[0]);
+		HARNESS(c, "sync", "the executor ended during setup: %s", strerror(errno));
 		goto out;
 	}
 	r->out.fd = po[0];
@@ -738,15 +845,17 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	cfg = (struct supervise_cfg){ .child = pid,
 				      .timeout_ms = c->pol.limits.timeout_ms,
 				      .monitor_ms = c->pol.limits.monitor_ms,
-				      .ws_delta_max = c->pol.limits.ws_delta_bytes,
-				      .ws_total_max = c->pol.limits.ws_max_bytes,
-				      .roots = roots,
-				      .nroots = 3,
+				      .ws = &c->ws,
+				      .ws_bytes_max = c->ws_bytes_max,
+				      .ws_inodes_max = c->ws_inodes_max,
 				      .sigfd = sigfd };
+	/* supervise_run reaps the executor whatever happens. */
 	if (supervise_run(&cfg, &r->out, &r->err, &r->so, buf, sizeof(buf)) != 0) {
+		pid = -1;
 		HARNESS(c, "supervise", "%s", buf);
 		goto out;
 	}
+	pid = -1;
 	/* The executor is gone; a tool still running is killed now. */
 	bridge_stop(c->bridge);
 	if (child_report(c, perr[0]))
@@ -756,10 +865,18 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 		r->have_usage = 1;
 	rc = 0;
 out:
+	if (pid > 0) {
+		child_kill(&pid);
+		/* A child that died in setup said where: its report is the
+		 * better message than the supervisor's side of it. */
+		if (perr[0] >= 0)
+			child_report(c, perr[0]);
+	}
 	/* Whatever ended the launch, no call may still be served (or append
 	 * to the result's list) once the result is built. */
 	bridge_stop(c->bridge);
-	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], devnull, sigfd, -2 };
+	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], pfd[0], pfd[1],
+				 devnull, sigfd, -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
@@ -768,7 +885,8 @@ out:
 	if (r->err.fd >= 0)
 		close(r->err.fd);
 	r->out.fd = r->err.fd = -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (masked)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 
@@ -788,7 +906,7 @@ static cJSON *enforcement_json(struct run_ctx *c)
 		 c->rootless ? "supplementary groups of the caller unmapped" : "no supplementary groups",
 		 c->rootless ? " (rootless)" : "");
 	cJSON_AddStringToObject(e, "identity", buf);
-	cJSON_AddStringToObject(e, "memory", c->cg.mem_kind != CG_NONE ? cgroup_kind_name(c->cg.mem_kind) : "rlimit-as");
+	cJSON_AddStringToObject(e, "memory", c->cg.mem_kind != CG_NONE ? cgroup_kind_name(c->cg.mem_kind) : "rlimit-as-per-process");
 	cJSON_AddStringToObject(e, "pids", c->cg.pids_kind != CG_NONE ? cgroup_kind_name(c->cg.pids_kind) : "rlimit-nproc");
 	if (!(c->pol.exec.flags & CPOL_EXE_F_LANDLOCK))
 		snprintf(buf, sizeof(buf), "off (policy)");
@@ -844,7 +962,7 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	int ws = WIFEXITED(r->so.wstatus), sig = WIFSIGNALED(r->so.wstatus) ? WTERMSIG(r->so.wstatus) : 0;
 	cJSON *err = NULL, *result = NULL;
 	char rerr[512] = "";
-	int out_dir = open(c->out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int out_dir = openat(c->ws.fd[WS_WORKSPACE], "out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct outputs_report rep = { 0 };
 	struct outputs_limits ol = { 0 };
 	char oerr[512];
@@ -868,8 +986,8 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	case SUP_WS_BREACH:
 		status = "limit_exceeded";
 		exit_code = RUN_EXIT_FAILED;
-		err = error_json("workspace_limit", "the workspace grew past max_exec_workspace_delta_bytes or "
-						    "max_exec_workspace_bytes", NULL);
+		err = error_json("workspace_limit", "the workspace grew past max_exec_workspace_delta_bytes, "
+						    "max_exec_workspace_bytes or its entry bound", NULL);
 		break;
 	case SUP_EXITED:
 		if (r->have_usage && r->usage.oom_killed) {
@@ -931,6 +1049,10 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 		cJSON_AddNumberToObject(u, "memoryPeakBytes", (double)r->usage.mem_peak);
 	cJSON_AddNumberToObject(u, "workspaceDeltaBytes",
 				(double)(r->so.ws_peak > r->so.ws_baseline ? r->so.ws_peak - r->so.ws_baseline : 0));
+	cJSON_AddNumberToObject(u, "workspaceEntries",
+				(double)(r->so.ws_inodes_peak > r->so.ws_inodes_baseline
+						 ? r->so.ws_inodes_peak - r->so.ws_inodes_baseline
+						 : 0));
 	cJSON_AddItemToObject(res, "enforcement", enforcement_json(c));
 	if (err != NULL)
 		cJSON_AddItemToObject(res, "error", err);
@@ -940,18 +1062,48 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	return exit_code;
 }
 
+/* A kept run directory gets copies of out/ and logs/executor/ (the
+ * workspace itself is gone with the run): plain files and directories
+ * only, owned by the supervisor; work/ is the program's scratch and is not
+ * kept.  What was skipped is noted in supervisor.log. */
+static void rundir_keep(struct run_ctx *c)
+{
+	static const char *const parts[] = { "out", "logs/executor" };
+	char err[512];
+	size_t used = 0;
+
+	if (c->ws.fd[WS_WORKSPACE] < 0)
+		return;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		unsigned skipped = 0;
+		int dst = -1, rc = -1;
+
+		if (mkdirat(c->dir_fd, parts[i], 0700) == 0 &&
+		    (dst = openat(c->dir_fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			rc = ws_copy_tree(&c->ws, parts[i], dst, 32, &skipped, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "%s", strerror(errno));
+		if (dst >= 0)
+			close(dst);
+		if ((rc != 0 || skipped) && used < sizeof(c->kept_note))
+			used += (size_t)snprintf(c->kept_note + used, sizeof(c->kept_note) - used,
+						 "%skept %s/: %s, %u links, special files or deep entries skipped",
+						 used ? "; " : "", parts[i], rc == 0 ? "copied" : err, skipped);
+	}
+}
+
 /* logs/supervisor.log: what the supervisor decided and why, for an
  * operator reading a kept run directory (the result has the evidence). */
 static void log_supervisor(struct run_ctx *c, int rc)
 {
-	char p[PATH_MAX];
-	FILE *f;
+	int fd = openat(c->dir_fd, "logs/supervisor.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
-	if (path_join(p, c->dir, "logs/supervisor.log") != 0)
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	f = fopen(p, "wxe");
-	if (f == NULL)
-		return;
+	}
 	fprintf(f, "execution %s app %s\n", c->id, c->pol.meta.app ? c->pol.meta.app : "?");
 	fprintf(f, "caller %s, executor uid %u gid %u -> host %u/%u\n", c->rootless ? "rootless" : "root",
 		c->pol.exec.uid, c->pol.exec.gid, (unsigned)c->host_uid, (unsigned)c->host_gid);
@@ -960,6 +1112,8 @@ static void log_supervisor(struct run_ctx *c, int rc)
 			cgroup_kind_name(c->cg.pids_kind), c->cg.note[0] ? "; " : "", c->cg.note);
 	if (c->stage != NULL)
 		fprintf(f, "harness error at %s: %s\n", c->stage, c->msg);
+	if (c->kept_note[0])
+		fprintf(f, "%s\n", c->kept_note);
 	fprintf(f, "exit %d\n", rc);
 	fclose(f);
 }
@@ -970,7 +1124,7 @@ int run_execute(const struct run_opts *o)
 	struct run_outcome r;
 	cJSON *res = cJSON_CreateObject();
 	unsigned char rnd[32];
-	char *text = NULL, p[PATH_MAX], err[512];
+	char *text = NULL, err[512];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -981,7 +1135,8 @@ int run_execute(const struct run_opts *o)
 		return RUN_EXIT_HARNESS;
 	}
 	c->o = o;
-	c->listen_fd = c->audit_fd = -1;
+	c->listen_fd = c->audit_fd = c->dir_fd = -1;
+	ws_init(&c->ws, 0, 0, 0);
 	/* A child that died during setup closes the sync pipe under the
 	 * supervisor's write; that is a harness error to report, not a
 	 * reason for the supervisor to die silently.  The child restores the
@@ -997,27 +1152,29 @@ int run_execute(const struct run_opts *o)
 	if (stage_policy(c) == 0) {
 		c->host_uid = c->rootless ? getuid() : c->pol.exec.uid;
 		c->host_gid = c->rootless ? getgid() : c->pol.exec.gid;
-		if (stage_context(c) == 0 && stage_secrets(c) == 0 && stage_rundir(c) == 0 && stage_plan(c) == 0 &&
-		    stage_tools(c) == 0 && stage_cgroup(c) == 0)
+		ws_init(&c->ws, c->host_uid, c->host_gid, !c->rootless);
+		if (stage_context(c) == 0 && stage_secrets(c) == 0 && stage_rundir(c) == 0 && stage_tools(c) == 0 &&
+		    stage_plan(c) == 0 && stage_cgroup(c) == 0)
 			stage_launch(c, &r);
 	}
 	rc = build_result(c, &r, res);
 	text = cJSON_PrintUnformatted(res);
+	if (c->dir_fd >= 0 && !c->temp_dir)
+		rundir_keep(c);
 	if (text != NULL) {
 		printf("%s\n", text);
 		fflush(stdout);
-		if (c->dir[0] && !c->temp_dir && path_join(p, c->dir, "result.json") == 0)
-			write_whole(p, text, strlen(text), 0644);
+		if (c->dir_fd >= 0 && !c->temp_dir)
+			rundir_write(c, "result.json", text, strlen(text));
 	}
-	if (c->dir[0] && !c->temp_dir)
+	if (c->dir_fd >= 0 && !c->temp_dir)
 		log_supervisor(c, rc);
 	/* Nothing survives a run: processes (the pid namespace died with its
 	 * pid 1; the cgroup is emptied again to be sure), cgroups, the empty
 	 * root mount point, and a temporary run directory. */
 	if (c->cg_made && cgroup_destroy(&c->cg, err, sizeof(err)) != 0)
 		fprintf(stderr, "cordon run: cleanup: %s\n", err);
-	if (c->root[0])
-		rmdir(c->root);
+	ws_close(&c->ws);
 	if (c->temp_dir)
 		nftw(c->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(text);
@@ -1030,6 +1187,12 @@ int run_execute(const struct run_opts *o)
 	if (c->audit_fd >= 0)
 		close(c->audit_fd);
 	secrets_free(c->secrets);
+	free(c->code);
+	free(c->stubs);
+	for (unsigned i = 0; i < RUN_MAX_INPUTS; i++)
+		free(c->inputs[i].data);
+	if (c->dir_fd >= 0)
+		close(c->dir_fd);
 	cJSON_Delete(c->context);
 	policy_free(&c->pol);
 	blob_unmap(&c->map);

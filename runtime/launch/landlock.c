@@ -122,6 +122,9 @@ int landlock_apply(const struct launch_plan *lp, int *abi_out, char *msg, size_t
 		if (m->kind == LM_DEVFILE && add_rule(ruleset, m->dst, dev, msg, n) != 0)
 			goto out;
 	}
+	for (unsigned i = 0; i < lp->nlandlock_rw; i++)
+		if (add_rule(ruleset, lp->landlock_rw[i], fs, msg, n) != 0)
+			goto out;
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
 		snprintf(msg, n, "landlock_restrict_self: %s", strerror(errno));
 		goto out;

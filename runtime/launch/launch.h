@@ -17,27 +17,37 @@
 
 #define LAUNCH_MAX_MOUNTS 96
 #define LAUNCH_MAX_ENV 96
+#define LAUNCH_MAX_PRIVATE 4
+/* Where the child builds its root: a directory every host has, which a
+ * tmpfs of the child's own covers in its namespace only. */
+#define LAUNCH_BASE "/tmp"
 
 enum launch_mount_kind {
 	LM_BIND_RO,  /* host path, read-only, nosuid, nodev */
 	LM_BIND_RW,  /* host path, writable (workspace, rw: true mounts) */
 	LM_TMPFS,    /* fresh tmpfs, mode 1777 */
 	LM_DEVFILE,  /* a host device node bound onto an empty file */
+	LM_PRIVATE,  /* fresh tmpfs (size, inodes) whose fd goes to the supervisor,
+		      * which fills it and later reads it: workspace, client, socket */
 };
 
 struct launch_mount {
 	enum launch_mount_kind kind;
 	char src[PATH_MAX]; /* host path; "" for tmpfs */
 	char dst[PATH_MAX]; /* path inside the sandbox, absolute */
-	uint64_t size;      /* tmpfs bytes */
+	uint64_t size;      /* tmpfs bytes; 0 for LM_PRIVATE: the kernel's default */
+	uint64_t inodes;    /* LM_PRIVATE: nr_inodes */
+	int readonly;       /* LM_PRIVATE: read-only once the supervisor filled it */
 	int landlock_rw;    /* writable under landlock too */
 };
 
 struct launch_plan {
-	char newroot[PATH_MAX]; /* empty host directory the tmpfs root is built on */
 	struct launch_mount mounts[LAUNCH_MAX_MOUNTS];
 	unsigned nmounts;
 	int write_etc;          /* no /etc mount: write minimal passwd and group */
+	/* Writable under landlock beyond the rw mounts (inside an LM_PRIVATE). */
+	const char *landlock_rw[4];
+	unsigned nlandlock_rw;
 
 	uid_t uid;              /* inside */
 	gid_t gid;
@@ -59,12 +69,14 @@ struct launch_plan {
 
 	int err_fd;    /* child -> supervisor: "stage\tmessage" then exit */
 	int sync_fd;   /* supervisor -> child: a byte once the maps are written,
-			* a second once the cgroups are attached */
+			* a second once the cgroups are attached and the
+			* private filesystems filled */
+	int fd_sock;   /* child -> supervisor: the LM_PRIVATE fds (SCM_RIGHTS) */
 	int stdin_fd, stdout_fd, stderr_fd;
 	/* The supervisor's ends of the pipes, which clone copied into the
 	 * child: closed first, or the sync pipe could never report the
 	 * supervisor's death (the child would hold its write end). */
-	int parent_fds[4];
+	int parent_fds[5];
 };
 
 /* The child's whole life: never returns. */
@@ -73,6 +85,7 @@ void launch_child(const struct launch_plan *lp) __attribute__((noreturn));
 /* Steps, one file each (mounts.c, identity.c, caps.c, landlock.c).  Each
  * returns 0, or -1 with msg filled. */
 int mounts_build(const struct launch_plan *lp, char *msg, size_t n);
+int mounts_seal(const struct launch_plan *lp, char *msg, size_t n);
 int identity_drop(const struct launch_plan *lp, char *msg, size_t n);
 int caps_drop_all(char *msg, size_t n);
 int landlock_apply(const struct launch_plan *lp, int *abi, char *msg, size_t n);

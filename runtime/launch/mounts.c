@@ -13,10 +13,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/launch/launch.h"
+
+/* After the first pivot_root (mounts_build): the root being built. */
+#define NEWROOT "/newroot"
 
 #define FAIL(...) do { snprintf(msg, n, __VA_ARGS__); return -1; } while (0)
 
@@ -77,25 +81,36 @@ static unsigned long locked_flags(const char *path)
 	return f;
 }
 
-static int mount_one(const char *root, const struct launch_mount *m, char *msg, size_t n)
+static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_t n)
 {
-	char dst[PATH_MAX];
+	char dst[PATH_MAX], src[PATH_MAX];
 	struct stat st;
 	unsigned long extra;
 
-	if (snprintf(dst, sizeof(dst), "%s%s", root, m->dst) >= (int)sizeof(dst))
+	if (snprintf(dst, sizeof(dst), NEWROOT "%s", m->dst) >= (int)sizeof(dst))
 		FAIL("mount target %s: path too long", m->dst);
-	if (m->kind == LM_TMPFS) {
-		char opts[64];
+	if (m->kind == LM_TMPFS || m->kind == LM_PRIVATE) {
+		char opts[128];
 
 		if (mkdir_p(dst, 0755) != 0)
 			FAIL("mkdir %s: %s", m->dst, strerror(errno));
-		snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)m->size);
+		if (m->kind == LM_TMPFS)
+			snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)m->size);
+		else if (m->size != 0)
+			snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)m->size,
+				 (unsigned long long)m->inodes);
+		else
+			snprintf(opts, sizeof(opts), "mode=0755,nr_inodes=%llu", (unsigned long long)m->inodes);
 		if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 			FAIL("tmpfs on %s: %s", m->dst, strerror(errno));
+		if (m->kind == LM_PRIVATE && (*fd_out = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			FAIL("open %s: %s", m->dst, strerror(errno));
 		return 0;
 	}
-	if (stat(m->src, &st) != 0)
+	/* The host's tree is under /oldroot now (mounts_build). */
+	if (snprintf(src, sizeof(src), "/oldroot%s", m->src) >= (int)sizeof(src))
+		FAIL("mount source %s: path too long", m->src);
+	if (stat(src, &st) != 0)
 		FAIL("mount source %s: %s", m->src, strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
 		if (mkdir_p(dst, 0755) != 0)
@@ -111,7 +126,7 @@ static int mount_one(const char *root, const struct launch_mount *m, char *msg, 
 		if (mkdir_p(parent, 0755) != 0 || touch(dst) != 0)
 			FAIL("create %s: %s", m->dst, strerror(errno));
 	}
-	if (mount(m->src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
 		FAIL("bind %s on %s: %s", m->src, m->dst, strerror(errno));
 	extra = locked_flags(dst) | MS_NOSUID;
 	if (m->kind != LM_DEVFILE)
@@ -138,30 +153,55 @@ static int write_file(const char *path, const char *text)
 
 /* /etc/passwd and /etc/group naming the executor's ids, so `id` and
  * getpwuid() answer instead of failing; only when /etc is not a mount. */
-static int write_etc(const char *root, const struct launch_plan *lp, char *msg, size_t n)
+static int write_etc(const struct launch_plan *lp, char *msg, size_t n)
 {
-	char path[PATH_MAX], text[256];
+	char text[256];
 
-	if (snprintf(path, sizeof(path), "%s/etc", root) >= (int)sizeof(path) || mkdir_p(path, 0755) != 0)
+	if (mkdir_p(NEWROOT "/etc", 0755) != 0)
 		FAIL("mkdir /etc: %s", strerror(errno));
-	if (snprintf(path, sizeof(path), "%s/etc/passwd", root) >= (int)sizeof(path))
-		FAIL("root path too long");
 	snprintf(text, sizeof(text), "sandbox:x:%u:%u:cordon executor:/workspace/work:/usr/sbin/nologin\n",
 		 (unsigned)lp->uid, (unsigned)lp->gid);
-	if (write_file(path, text) != 0)
+	if (write_file(NEWROOT "/etc/passwd", text) != 0)
 		FAIL("write /etc/passwd: %s", strerror(errno));
-	if (snprintf(path, sizeof(path), "%s/etc/group", root) >= (int)sizeof(path))
-		FAIL("root path too long");
 	snprintf(text, sizeof(text), "sandbox:x:%u:\n", (unsigned)lp->gid);
-	if (write_file(path, text) != 0)
+	if (write_file(NEWROOT "/etc/group", text) != 0)
 		FAIL("write /etc/group: %s", strerror(errno));
+	return 0;
+}
+
+/* Hands the supervisor one descriptor per private filesystem (LM_PRIVATE,
+ * in plan order) over the fd socket: it fills them while we go on, and
+ * reads the outputs through them after we are gone, without ever naming a
+ * host path the sandbox could have shaped. */
+static int private_send(const struct launch_plan *lp, const int *fds, unsigned nfds, char *msg, size_t n)
+{
+	char ctl[CMSG_SPACE(sizeof(int) * LAUNCH_MAX_PRIVATE)];
+	char byte = 'f';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(ctl, 0, sizeof(ctl));
+	if (nfds > 0) {
+		mh.msg_control = ctl;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(lp->fd_sock, &mh, MSG_NOSIGNAL) != 1)
+		FAIL("send the private filesystems: %s", strerror(errno));
 	return 0;
 }
 
 int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 {
-	const char *root = lp->newroot;
 	char path[PATH_MAX];
+	int fds[LAUNCH_MAX_PRIVATE];
+	unsigned nfds = 0;
+	int rc = -1;
 
 	/* Files made in a user namespace must belong to a mapped id (else
 	 * EOVERFLOW); our ids are still the unmapped creator's, so the
@@ -173,47 +213,98 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 	/* Nothing done below may propagate back to the host's mount tree. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		FAIL("make / private: %s", strerror(errno));
-	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
-		FAIL("tmpfs root on %s: %s", root, strerror(errno));
-	for (unsigned i = 0; i < lp->nmounts; i++)
-		if (mount_one(root, &lp->mounts[i], msg, n) != 0)
-			return -1;
-	if (lp->write_etc && write_etc(root, lp, msg, n) != 0)
-		return -1;
+	/* The root is built on a base of our own, as bubblewrap does: a tmpfs
+	 * over /tmp becomes our root with the host's under /oldroot.  No host
+	 * directory of the supervisor's is needed to build on, so a 0700 run
+	 * directory or TMPDIR is no obstacle and no host path of a run shows
+	 * in the sandbox's mountinfo. */
+	if (mount("tmpfs", LAUNCH_BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k,nr_inodes=16") != 0)
+		FAIL("tmpfs base on %s: %s", LAUNCH_BASE, strerror(errno));
+	if (chdir(LAUNCH_BASE) != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0)
+		FAIL("base directories: %s", strerror(errno));
+	if (syscall(SYS_pivot_root, ".", "oldroot") != 0)
+		FAIL("pivot_root to the base: %s", strerror(errno));
+	if (chdir("/") != 0)
+		FAIL("chdir /: %s", strerror(errno));
+	if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
+		FAIL("tmpfs root: %s", strerror(errno));
+	for (unsigned i = 0; i < lp->nmounts; i++) {
+		int fd = -1;
+
+		if (mount_one(&lp->mounts[i], &fd, msg, n) != 0)
+			goto out;
+		if (fd >= 0)
+			fds[nfds++] = fd;
+	}
+	if (lp->write_etc && write_etc(lp, msg, n) != 0)
+		goto out;
 	/* /dev links the standard streams the way programs expect them. */
 	static const char *const links[][2] = { { "/proc/self/fd", "/dev/fd" },
 						{ "/proc/self/fd/0", "/dev/stdin" },
 						{ "/proc/self/fd/1", "/dev/stdout" },
 						{ "/proc/self/fd/2", "/dev/stderr" } };
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		if (snprintf(path, sizeof(path), "%s%s", root, links[i][1]) >= (int)sizeof(path) ||
-		    (symlink(links[i][0], path) != 0 && errno != EEXIST))
-			FAIL("symlink %s: %s", links[i][1], strerror(errno));
+		if (snprintf(path, sizeof(path), NEWROOT "%s", links[i][1]) >= (int)sizeof(path) ||
+		    (symlink(links[i][0], path) != 0 && errno != EEXIST)) {
+			snprintf(msg, n, "symlink %s: %s", links[i][1], strerror(errno));
+			goto out;
+		}
 	}
 	/* Our own /proc: the pid namespace's processes only.  /proc/sys is
 	 * bound read-only over itself as well (the executor's uid could not
 	 * write it anyway; this keeps it so if a mapping ever changes). */
-	if (snprintf(path, sizeof(path), "%s/proc", root) >= (int)sizeof(path) || mkdir_p(path, 0555) != 0)
-		FAIL("mkdir /proc: %s", strerror(errno));
-	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-		FAIL("mount proc: %s", strerror(errno));
-	if (snprintf(path, sizeof(path), "%s/proc/sys", root) >= (int)sizeof(path) || mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
-	    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-		FAIL("read-only /proc/sys: %s", strerror(errno));
+	if (mkdir_p(NEWROOT "/proc", 0555) != 0 ||
+	    mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		snprintf(msg, n, "mount proc: %s", strerror(errno));
+		goto out;
+	}
+	if (mount(NEWROOT "/proc/sys", NEWROOT "/proc/sys", NULL, MS_BIND | MS_REC, NULL) != 0 ||
+	    mount(NULL, NEWROOT "/proc/sys", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) != 0) {
+		snprintf(msg, n, "read-only /proc/sys: %s", strerror(errno));
+		goto out;
+	}
 	/* The root itself becomes read-only once everything is in place. */
-	if (mount(NULL, root, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
-		FAIL("read-only root: %s", strerror(errno));
-	/* pivot_root(".", ".") stacks the old root under the new one; the
-	 * detach then removes every host path from this namespace. */
-	if (chdir(root) != 0)
-		FAIL("chdir new root: %s", strerror(errno));
-	if (syscall(SYS_pivot_root, ".", ".") != 0)
-		FAIL("pivot_root: %s", strerror(errno));
-	if (umount2(".", MNT_DETACH) != 0)
-		FAIL("detach old root: %s", strerror(errno));
+	if (mount(NULL, NEWROOT, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
+		snprintf(msg, n, "read-only root: %s", strerror(errno));
+		goto out;
+	}
+	if (private_send(lp, fds, nfds, msg, n) != 0)
+		goto out;
+	/* The host's tree goes first, then the base: pivot_root(".", ".")
+	 * stacks the base under the new root and the detach removes it. */
+	if (umount2("/oldroot", MNT_DETACH) != 0) {
+		snprintf(msg, n, "detach the host root: %s", strerror(errno));
+		goto out;
+	}
+	if (chdir(NEWROOT) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0 ||
+	    chdir("/") != 0) {
+		snprintf(msg, n, "pivot_root to the new root: %s", strerror(errno));
+		goto out;
+	}
+	if (sethostname("cordon", 6) != 0) {
+		snprintf(msg, n, "sethostname: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return rc;
+}
+
+/* Once the supervisor has filled them: the private filesystems it asked to
+ * be read-only become so, and the program starts in its work directory. */
+int mounts_seal(const struct launch_plan *lp, char *msg, size_t n)
+{
+	for (unsigned i = 0; i < lp->nmounts; i++) {
+		const struct launch_mount *m = &lp->mounts[i];
+
+		if (m->kind == LM_PRIVATE && m->readonly &&
+		    mount(NULL, m->dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+			FAIL("read-only %s: %s", m->dst, strerror(errno));
+	}
 	if (chdir("/workspace/work") != 0)
 		FAIL("chdir /workspace/work: %s", strerror(errno));
-	if (sethostname("cordon", 6) != 0)
-		FAIL("sethostname: %s", strerror(errno));
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,23 +118,38 @@ void launch_child(const struct launch_plan *lp)
 		die(lp, "sync", "supervisor went away before setup");
 	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
 		die(lp, "stdio", strerror(errno));
-	/* 1. The root: needs CAP_SYS_ADMIN of our user namespace, so first. */
+	/* 1. The root: needs CAP_SYS_ADMIN of our user namespace, so first.
+	 * It hands the supervisor the private filesystems (workspace, client,
+	 * socket) to fill while we go on. */
 	if (mounts_build(lp, msg, sizeof(msg)) != 0)
 		die(lp, "mounts", msg);
-	/* 1b. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
+	/* 2. The supervisor attached us to our cgroups while we built the root
+	 * (on cgroup v1 a move can wait for an RCU grace period, milliseconds
+	 * we need not spend in series) and filled the private filesystems;
+	 * the second byte says both are done. */
+	if (read(lp->sync_fd, &byte, 1) != 1)
+		die(lp, "sync", "supervisor went away before the cgroups were set");
+	/* 2b. A cgroup namespace rooted at our own cgroup, made only now that
+	 * we are in it: /proc/self/cgroup then names no host cgroup (which
+	 * carries the supervisor's pid).  Needs CAP_SYS_ADMIN: before the drop. */
+	if (unshare(CLONE_NEWCGROUP) != 0)
+		die(lp, "namespaces", strerror(errno));
+	if (mounts_seal(lp, msg, sizeof(msg)) != 0)
+		die(lp, "mounts", msg);
+	/* 2c. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
 	if (lp->loopback && loopback_up(msg, sizeof(msg)) != 0)
 		die(lp, "network", msg);
-	/* 2. Limits: lowering needs no privilege, and NPROC must be in place
+	/* 3. Limits: lowering needs no privilege, and NPROC must be in place
 	 * before the uid it counts is ours. */
 	if (rlimits_apply(lp, msg, sizeof(msg)) != 0)
 		die(lp, "rlimits", msg);
-	/* 3. Identity: needs CAP_SETUID/CAP_SETGID, so before the caps go. */
+	/* 4. Identity: needs CAP_SETUID/CAP_SETGID, so before the caps go. */
 	if (identity_drop(lp, msg, sizeof(msg)) != 0)
 		die(lp, "identity", msg);
-	/* 4. Capabilities: every set emptied and checked. */
+	/* 5. Capabilities: every set emptied and checked. */
 	if (caps_drop_all(msg, sizeof(msg)) != 0)
 		die(lp, "capabilities", msg);
-	/* 5. Parent death: the credential changes above cleared any earlier
+	/* 6. Parent death: the credential changes above cleared any earlier
 	 * setting, so it is set here, and the supervisor re-checked. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(lp, "pdeathsig", strerror(errno));
@@ -146,20 +162,14 @@ void launch_child(const struct launch_plan *lp)
 		if (poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLERR)))
 			die(lp, "pdeathsig", "supervisor went away during setup");
 	}
-	/* 6. no_new_privs: required by landlock and seccomp for an
+	/* 7. no_new_privs: required by landlock and seccomp for an
 	 * unprivileged caller, and makes setuid binaries inert. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die(lp, "no_new_privs", strerror(errno));
-	/* 7. Landlock, after pivot_root: its rules name the new root's paths. */
+	/* 8. Landlock, after pivot_root: its rules name the new root's paths. */
 	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
 		die(lp, "landlock", msg);
-	/* 7b. The supervisor attaches us to our cgroups while we build the
-	 * root above (on cgroup v1 a move can wait for an RCU grace period,
-	 * milliseconds we need not spend in series); the program must not
-	 * start before the second byte says it is done. */
-	if (read(lp->sync_fd, &byte, 1) != 1)
-		die(lp, "sync", "supervisor went away before the cgroups were set");
-	/* 8. Descriptors and signals: nothing of the supervisor's survives. */
+	/* 9. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));
 	sigemptyset(&all);
@@ -167,7 +177,7 @@ void launch_child(const struct launch_plan *lp)
 	 * code, not its end); an ignored signal survives exec, so undo it. */
 	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR)
 		die(lp, "signals", strerror(errno));
-	/* 9. Seccomp last: the filter may refuse calls the steps above need. */
+	/* 10. Seccomp last: the filter may refuse calls the steps above need. */
 	if (lp->filter != NULL) {
 		struct sock_fprog prog = { (unsigned short)lp->nfilter, (struct sock_filter *)lp->filter };
 

@@ -51,26 +51,35 @@ static int capture_read(struct capture *c)
 
 static int ws_breached(const struct supervise_cfg *cfg, struct supervise_out *res)
 {
-	uint64_t entries, bytes = monitor_bytes(cfg->roots, cfg->nroots, &entries);
+	struct ws_usage u;
 
-	if (bytes > res->ws_peak)
-		res->ws_peak = bytes;
-	if (cfg->ws_total_max != 0 && bytes > cfg->ws_total_max)
-		return 1;
-	return cfg->ws_delta_max != 0 && bytes > res->ws_baseline && bytes - res->ws_baseline > cfg->ws_delta_max;
+	/* One statfs, whatever the sandbox made: no walk to outrun or hide
+	 * from (depth, unlinked open files and unreadable directories all
+	 * count in the tmpfs's own totals). */
+	if (cfg->ws == NULL || ws_usage(cfg->ws, &u) != 0)
+		return 0;
+	if (u.bytes > res->ws_peak)
+		res->ws_peak = u.bytes;
+	if (u.inodes > res->ws_inodes_peak)
+		res->ws_inodes_peak = u.inodes;
+	return (cfg->ws_bytes_max != 0 && u.bytes > cfg->ws_bytes_max) ||
+	       (cfg->ws_inodes_max != 0 && u.inodes > cfg->ws_inodes_max);
 }
 
 int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct capture *err,
 		  struct supervise_out *res, char *msg, size_t n)
 {
-	uint64_t start = now_ms(), deadline, next_check, entries;
+	uint64_t start = now_ms(), deadline, next_check;
+	struct ws_usage u0 = { 0, 0 };
 	int reaped = 0, killed = 0;
 	uint64_t drain_until = 0;
 
 	memset(res, 0, sizeof(*res));
 	res->end = SUP_EXITED;
-	res->ws_baseline = monitor_bytes(cfg->roots, cfg->nroots, &entries);
-	res->ws_peak = res->ws_baseline;
+	if (cfg->ws != NULL)
+		ws_usage(cfg->ws, &u0);
+	res->ws_baseline = res->ws_peak = u0.bytes;
+	res->ws_inodes_baseline = res->ws_inodes_peak = u0.inodes;
 	deadline = start + cfg->timeout_ms;
 	next_check = start + (cfg->monitor_ms ? cfg->monitor_ms : 500);
 	for (;;) {

@@ -10,9 +10,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-/* Bytes allocated under the roots, walked without following links;
- * *entries gets the number of names seen. */
-uint64_t monitor_bytes(const char *const *roots, unsigned nroots, uint64_t *entries);
+#include "runtime/workspace.h"
 
 /* One output stream: the first max bytes are kept, the rest is read and
  * dropped so the writer never blocks, and truncated says so. */
@@ -34,10 +32,13 @@ struct supervise_cfg {
 	pid_t child;        /* pid 1 of the executor's pid namespace */
 	uint64_t timeout_ms;
 	uint64_t monitor_ms;
-	uint64_t ws_delta_max;  /* 0: none */
-	uint64_t ws_total_max;  /* 0: none */
-	const char *const *roots;
-	unsigned nroots;
+	/* The workspace, a tmpfs the kernel already bounds (workspace.h);
+	 * statfs() reads its use each monitor_ms, and a use past these is a
+	 * breach: the program reached the kernel's bound, which is a page and
+	 * an inode above them.  0: none. */
+	const struct ws *ws;
+	uint64_t ws_bytes_max;
+	uint64_t ws_inodes_max;
 	int sigfd;          /* signalfd of SIGCHLD, SIGTERM, SIGINT, SIGHUP */
 };
 
@@ -46,7 +47,8 @@ struct supervise_out {
 	int wstatus;
 	struct rusage ru;
 	uint64_t duration_ms;
-	uint64_t ws_baseline, ws_peak;
+	uint64_t ws_baseline, ws_peak;  /* bytes in use: at the start, at most */
+	uint64_t ws_inodes_baseline, ws_inodes_peak;
 	int cancel_signal;
 };
 

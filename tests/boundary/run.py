@@ -350,7 +350,7 @@ def memory_bomb_check(r):
         return ok, "cgroup", ("status limit_exceeded, error memory_limit (OOM kill), enforcement.memory %s, peak %s"
                               % (kind, peak) if ok else describe(r))
     ok, layer, ev = blocked("rlimit")(r)
-    if ok and kind != "rlimit-as":
+    if ok and kind != "rlimit-as-per-process":
         return False, layer, "enforcement.memory is %s" % kind
     return ok, layer, "%s; enforcement.memory %s" % (ev, kind)
 

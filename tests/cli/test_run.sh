@@ -67,14 +67,14 @@ PYEOF
 	done
 	case "$mode" in
 	root) want_mem=cgroup-v1 ;;
-	*) want_mem=rlimit-as ;;
+	*) want_mem=rlimit-as-per-process ;;
 	esac
 	# Where the host's cgroup v1 memory hierarchy is writable (this project's
 	# machines), root gets it; elsewhere the result must say which it used.
 	if [ "$mode" = root ] && [ -w /sys/fs/cgroup/memory ]; then
 		[ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = "$want_mem" ] || die "$mode: memory layer"
 	fi
-	[ "$mode" = rootless ] && { [ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = rlimit-as ] || die "rootless memory layer"; }
+	[ "$mode" = rootless ] && { [ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = rlimit-as-per-process ] || die "rootless memory layer"; }
 	[ "$(field "$T/r.json" 'r["artifacts"][0]["path"]')" = summary.txt ] || die "$mode: artifact"
 	for f in work/main.py work/user_code.py work/receipts.json out/result.json out/summary.txt result.json \
 		logs/tool-calls.jsonl; do
