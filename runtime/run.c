@@ -511,12 +511,14 @@ static int stage_plan(struct run_ctx *c)
 		ws_bounds(c, &size, &inodes);
 		w->size = size;
 		w->inodes = inodes;
+		w->rw_sub[0] = "work";
+		w->rw_sub[1] = "out";
+		w->rw_sub[2] = "logs/executor";
+		w->nrw_sub = 3;
 		l->size = WS_ROUND(c->stubs_len) + WS_ROUND(stubs_client_py_len) + WS_PAGE;
 		l->inodes = 4;
-		l->readonly = 1;
 		k->size = WS_PAGE;
 		k->inodes = 3;
-		k->readonly = 1;
 		lp->landlock_rw[0] = "/workspace/work";
 		lp->landlock_rw[1] = "/workspace/out";
 		lp->landlock_rw[2] = "/workspace/logs/executor";
@@ -688,13 +690,11 @@ static int fill_listen_fn(void *arg)
  * host ids), 0600 / 0700: it reads them as their owner, nobody else can. */
 static int stage_fill(struct run_ctx *c, char *err, size_t n)
 {
-	static const char *const dirs[] = { "work", "out", "logs", "logs/executor" };
 	struct fill_listen fl = { .c = c };
 	char rel[PATH_MAX];
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (ws_mkdir(&c->ws, WS_WORKSPACE, dirs[i], 0700, err, n) != 0)
-			return -1;
+	/* work/, out/, logs/executor/ exist: the executor made them, as the
+	 * writable binds of its otherwise read-only /workspace. */
 	if (ws_write(&c->ws, WS_WORKSPACE, "work/main.py", MAIN_PY, sizeof(MAIN_PY) - 1, 0600, err, n) != 0 ||
 	    ws_write(&c->ws, WS_WORKSPACE, "work/user_code.py", c->code, c->code_len, 0600, err, n) != 0)
 		return -1;
@@ -902,9 +902,10 @@ static cJSON *enforcement_json(struct run_ctx *c)
 	snprintf(buf, sizeof(buf), "tmpfs root, %u read-only binds, workspace rw, pivot_root", c->pol.nmounts);
 	cJSON_AddStringToObject(e, "filesystem", buf);
 	cJSON_AddStringToObject(e, "network", c->pol.exec.network == CPOL_NET_LOOPBACK ? "loopback only" : "none");
-	snprintf(buf, sizeof(buf), "uid %u gid %u, %s%s", c->pol.exec.uid, c->pol.exec.gid,
+	snprintf(buf, sizeof(buf), "uid %u gid %u as host %u/%u, %s%s", c->pol.exec.uid, c->pol.exec.gid,
+		 (unsigned)c->host_uid, (unsigned)c->host_gid,
 		 c->rootless ? "supplementary groups of the caller unmapped" : "no supplementary groups",
-		 c->rootless ? " (rootless)" : "");
+		 c->rootless ? " (rootless: the caller)" : "");
 	cJSON_AddStringToObject(e, "identity", buf);
 	cJSON_AddStringToObject(e, "memory", c->cg.mem_kind != CG_NONE ? cgroup_kind_name(c->cg.mem_kind) : "rlimit-as-per-process");
 	cJSON_AddStringToObject(e, "pids", c->cg.pids_kind != CG_NONE ? cgroup_kind_name(c->cg.pids_kind) : "rlimit-nproc");

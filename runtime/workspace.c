@@ -131,7 +131,6 @@ struct ws_op {
 	const void *data;
 	size_t len;
 	mode_t mode;
-	int is_dir;
 };
 
 static int ws_op_run(void *arg)
@@ -141,8 +140,6 @@ static int ws_op_run(void *arg)
 	size_t left = op->len;
 	int fd, ok = 1;
 
-	if (op->is_dir)
-		return mkdirat(op->dir, op->rel, op->mode);
 	fd = openat(op->dir, op->rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, op->mode);
 	if (fd < 0)
 		return -1;
@@ -163,17 +160,6 @@ static int ws_op_run(void *arg)
 	if (close(fd) != 0 && ok)
 		ok = 0;
 	return ok ? 0 : -1;
-}
-
-int ws_mkdir(const struct ws *w, enum ws_part part, const char *rel, mode_t mode, char *err, size_t n)
-{
-	struct ws_op op = { .dir = w->fd[part], .rel = rel, .mode = mode, .is_dir = 1 };
-
-	if (ws_as_executor(w, ws_op_run, &op) != 0) {
-		snprintf(err, n, "mkdir %s: %s", rel, strerror(errno));
-		return -1;
-	}
-	return 0;
 }
 
 int ws_write(const struct ws *w, enum ws_part part, const char *rel, const void *data, size_t len, mode_t mode,

@@ -15,7 +15,7 @@
  *   in the sandbox's mountinfo, and a 0700 run directory is no obstacle.
  *
  * Sequence: ws_receive() (the fds, checked to be tmpfs directories) ->
- * ws_fill_*() (as the executor's host ids, so the program owns its files) ->
+ * ws_write() (as the executor's host ids, so the program owns its files) ->
  * ws_usage() while it runs -> ws_copy_tree() of what a kept run directory
  * keeps -> ws_close().  ws_close() is safe twice and on a zeroed struct
  * after ws_init().
@@ -48,9 +48,8 @@ void ws_init(struct ws *w, uid_t uid, gid_t gid, int switch_ids);
  * its own report says why) or sent anything but tmpfs directories. */
 int ws_receive(struct ws *w, int sock, int timeout_ms, char *err, size_t n);
 
-/* Make a directory / write a whole new file (O_EXCL, never through a link)
- * at rel inside part, owned by the executor's ids. */
-int ws_mkdir(const struct ws *w, enum ws_part part, const char *rel, mode_t mode, char *err, size_t n);
+/* Write a whole new file (O_EXCL, never through a link) at rel inside
+ * part, owned by the executor's ids. */
 int ws_write(const struct ws *w, enum ws_part part, const char *rel, const void *data, size_t len, mode_t mode,
 	     char *err, size_t n);
 

@@ -37,7 +37,8 @@ struct launch_mount {
 	char dst[PATH_MAX]; /* path inside the sandbox, absolute */
 	uint64_t size;      /* tmpfs bytes; 0 for LM_PRIVATE: the kernel's default */
 	uint64_t inodes;    /* LM_PRIVATE: nr_inodes */
-	int readonly;       /* LM_PRIVATE: read-only once the supervisor filled it */
+	const char *rw_sub[4]; /* LM_PRIVATE: the only writable directories in it */
+	unsigned nrw_sub;
 	int landlock_rw;    /* writable under landlock too */
 };
 
@@ -85,7 +86,6 @@ void launch_child(const struct launch_plan *lp) __attribute__((noreturn));
 /* Steps, one file each (mounts.c, identity.c, caps.c, landlock.c).  Each
  * returns 0, or -1 with msg filled. */
 int mounts_build(const struct launch_plan *lp, char *msg, size_t n);
-int mounts_seal(const struct launch_plan *lp, char *msg, size_t n);
 int identity_drop(const struct launch_plan *lp, char *msg, size_t n);
 int caps_drop_all(char *msg, size_t n);
 int landlock_apply(const struct launch_plan *lp, int *abi, char *msg, size_t n);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/mount.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -81,6 +82,45 @@ static unsigned long locked_flags(const char *path)
 	return f;
 }
 
+/*
+ * A private filesystem: a tmpfs of its own, of which the supervisor gets a
+ * second, detached mount (open_tree's clone) that stays writable whatever
+ * the sandbox's mount of it becomes.  The sandbox's mount is read-only at
+ * its top: only the rw_sub directories are writable, each a bind of itself,
+ * so the program cannot add names beside them (EROFS, as on the root).
+ */
+static int mount_private(const struct launch_mount *m, const char *dst, int *fd_out, char *msg, size_t n)
+{
+	char opts[128], sub[PATH_MAX];
+
+	if (mkdir_p(dst, 0755) != 0)
+		FAIL("mkdir %s: %s", m->dst, strerror(errno));
+	if (m->size != 0)
+		snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)m->size,
+			 (unsigned long long)m->inodes);
+	else
+		snprintf(opts, sizeof(opts), "mode=0755,nr_inodes=%llu", (unsigned long long)m->inodes);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+		FAIL("tmpfs on %s: %s", m->dst, strerror(errno));
+	for (unsigned i = 0; i < m->nrw_sub; i++) {
+		if (snprintf(sub, sizeof(sub), "%s/%s", dst, m->rw_sub[i]) >= (int)sizeof(sub) || mkdir_p(sub, 0700) != 0)
+			FAIL("mkdir %s/%s: %s", m->dst, m->rw_sub[i], strerror(errno));
+	}
+	*fd_out = (int)syscall(SYS_open_tree, AT_FDCWD, dst, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (*fd_out < 0)
+		FAIL("open_tree %s: %s", m->dst, strerror(errno));
+	for (unsigned i = 0; i < m->nrw_sub; i++) {
+		if (snprintf(sub, sizeof(sub), "%s/%s", dst, m->rw_sub[i]) >= (int)sizeof(sub) ||
+		    mount(sub, sub, NULL, MS_BIND, NULL) != 0 ||
+		    mount(NULL, sub, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV, NULL) != 0)
+			FAIL("bind %s/%s: %s", m->dst, m->rw_sub[i], strerror(errno));
+	}
+	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | (m->nrw_sub ? 0 : MS_NOEXEC),
+		  NULL) != 0)
+		FAIL("read-only %s: %s", m->dst, strerror(errno));
+	return 0;
+}
+
 static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_t n)
 {
 	char dst[PATH_MAX], src[PATH_MAX];
@@ -89,24 +129,18 @@ static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_
 
 	if (snprintf(dst, sizeof(dst), NEWROOT "%s", m->dst) >= (int)sizeof(dst))
 		FAIL("mount target %s: path too long", m->dst);
-	if (m->kind == LM_TMPFS || m->kind == LM_PRIVATE) {
-		char opts[128];
+	if (m->kind == LM_TMPFS) {
+		char opts[64];
 
 		if (mkdir_p(dst, 0755) != 0)
 			FAIL("mkdir %s: %s", m->dst, strerror(errno));
-		if (m->kind == LM_TMPFS)
-			snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)m->size);
-		else if (m->size != 0)
-			snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)m->size,
-				 (unsigned long long)m->inodes);
-		else
-			snprintf(opts, sizeof(opts), "mode=0755,nr_inodes=%llu", (unsigned long long)m->inodes);
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)m->size);
 		if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 			FAIL("tmpfs on %s: %s", m->dst, strerror(errno));
-		if (m->kind == LM_PRIVATE && (*fd_out = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-			FAIL("open %s: %s", m->dst, strerror(errno));
 		return 0;
 	}
+	if (m->kind == LM_PRIVATE)
+		return mount_private(m, dst, fd_out, msg, n);
 	/* The host's tree is under /oldroot now (mounts_build). */
 	if (snprintf(src, sizeof(src), "/oldroot%s", m->src) >= (int)sizeof(src))
 		FAIL("mount source %s: path too long", m->src);
@@ -282,6 +316,10 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 		snprintf(msg, n, "pivot_root to the new root: %s", strerror(errno));
 		goto out;
 	}
+	if (chdir("/workspace/work") != 0) {
+		snprintf(msg, n, "chdir /workspace/work: %s", strerror(errno));
+		goto out;
+	}
 	if (sethostname("cordon", 6) != 0) {
 		snprintf(msg, n, "sethostname: %s", strerror(errno));
 		goto out;
@@ -291,20 +329,4 @@ out:
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	return rc;
-}
-
-/* Once the supervisor has filled them: the private filesystems it asked to
- * be read-only become so, and the program starts in its work directory. */
-int mounts_seal(const struct launch_plan *lp, char *msg, size_t n)
-{
-	for (unsigned i = 0; i < lp->nmounts; i++) {
-		const struct launch_mount *m = &lp->mounts[i];
-
-		if (m->kind == LM_PRIVATE && m->readonly &&
-		    mount(NULL, m->dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-			FAIL("read-only %s: %s", m->dst, strerror(errno));
-	}
-	if (chdir("/workspace/work") != 0)
-		FAIL("chdir /workspace/work: %s", strerror(errno));
-	return 0;
 }

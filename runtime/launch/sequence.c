@@ -134,8 +134,6 @@ void launch_child(const struct launch_plan *lp)
 	 * carries the supervisor's pid).  Needs CAP_SYS_ADMIN: before the drop. */
 	if (unshare(CLONE_NEWCGROUP) != 0)
 		die(lp, "namespaces", strerror(errno));
-	if (mounts_seal(lp, msg, sizeof(msg)) != 0)
-		die(lp, "mounts", msg);
 	/* 2c. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
 	if (lp->loopback && loopback_up(msg, sizeof(msg)) != 0)
 		die(lp, "network", msg);

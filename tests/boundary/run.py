@@ -13,8 +13,11 @@
 # mechanism does: memory and pids (cgroup as root, rlimit rootless) and who
 # owns the executor's files on the host.
 import concurrent.futures
+import grp
 import json
 import os
+import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -287,18 +290,71 @@ def symlink_reported(r):
         [x.get("code") for x in v], arts) if ok else describe(r))
 
 
-def identity_check(r):
+def executor_pid(cordon_pid, limit=5.0):
+    """The executor: the one child of `cordon run` (pid 1 of the sandbox)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            with open("/proc/%d/task/%d/children" % (cordon_pid, cordon_pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+            if kids:
+                return kids[0]
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return None
+
+
+def check_identity():
+    """Who the program is, inside (the attack's report) and on the host: a
+    file it made is owned there by the host ids the result names, and as
+    root those are no account of this host and not the supervisor's."""
+    r = Run(MAIN, "identity", {"hold": 3})
+    pid = executor_pid(r.p.pid)
+    path = "/proc/%s/root/workspace/out/owned.txt" % pid
+    st = None
+    end = time.monotonic() + 5
+    while pid and st is None and time.monotonic() < end:
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            time.sleep(0.05)
+    r.wait()
     ok, layer, ev = blocked("identity")(r)
+    m = re.search(r"as host (\d+)/(\d+)", (r.res.get("enforcement") or {}).get("identity", ""))
+    why = None
     if not ok:
-        return ok, layer, ev
-    want = (1001, 1000) if MODE == "root" else (os.getuid(), os.getgid())
-    st = os.stat(os.path.join(r.run_dir, "out", "owned.txt"), follow_symlinks=False)
-    groups = r.result.get("groups")
-    if MODE == "root" and groups:
-        return False, layer, "supplementary groups %s as root" % groups
-    if (st.st_uid, st.st_gid) != want:
-        return False, layer, "host owner of out/owned.txt is %d:%d, want %d:%d" % (st.st_uid, st.st_gid, *want)
-    return True, layer, "%s; on the host %d:%d" % (ev, st.st_uid, st.st_gid)
+        why = ev
+    elif st is None:
+        why = "could not stat %s" % path
+    elif not m:
+        why = "the result names no host ids: %s" % r.res.get("enforcement")
+    elif (st.st_uid, st.st_gid) != (int(m.group(1)), int(m.group(2))):
+        why = "host owner of out/owned.txt is %d:%d, the result says %s/%s" % (st.st_uid, st.st_gid, *m.groups())
+    elif MODE == "root" and r.result.get("groups"):
+        why = "supplementary groups %s as root" % r.result.get("groups")
+    elif MODE == "root" and (st.st_uid == 0 or host_account(st.st_uid) or host_group(st.st_gid)):
+        why = "as root the executor's host ids %d:%d belong to someone on this host" % (st.st_uid, st.st_gid)
+    elif MODE == "rootless" and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+        why = "rootless the executor is not the caller on the host: %d:%d" % (st.st_uid, st.st_gid)
+    emit(why is None, "identity", "identity",
+         "%s; on the host %d:%d" % (ev, st.st_uid, st.st_gid) if why is None else why)
+
+
+def host_account(uid):
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def host_group(gid):
+    try:
+        grp.getgrgid(gid)
+        return True
+    except KeyError:
+        return False
 
 
 def no_survivor(layer, status, rc):
@@ -362,6 +418,17 @@ def supervisor_ended(status, rc, code=None, lo=0.0, hi=60.0):
         return ok, "supervisor", ("status %s, exit %d, error %s after %.1fs, workspace delta %s" % (
             status, rc, code, r.elapsed, (r.res.get("usage") or {}).get("workspaceDeltaBytes")) if ok else describe(r))
     return check
+
+
+def kernel_workspace_stop(r):
+    """The workspace's own tmpfs refused (ENOSPC, on the program's stdout)
+    and the supervisor ended the run as a workspace breach: the bound is the
+    kernel's, wherever and however the bytes or names were held."""
+    ok, layer, ev = supervisor_ended("limit_exceeded", 1, "workspace_limit", 0, TIMEOUT_S - 0.5)(r)
+    said = [l for l in (r.res.get("stdout") or "").splitlines() if l.startswith("ENOSPC")]
+    if ok and not said:
+        return False, layer, "ended as a breach, but the kernel never refused: " + describe(r)
+    return ok, "workspace-tmpfs" if ok else layer, "%s; %s" % (said[0], ev) if ok else ev
 
 
 def timeout_check(r):
@@ -457,7 +524,6 @@ TABLE = [
     # privilege
     ("setuid_binary", MAIN, "setuid_binary", {}, blocked("mounts")),
     ("capabilities", MAIN, "capabilities", {}, blocked("capabilities")),
-    ("identity", MAIN, "identity", "rundir", identity_check),
     ("no_new_privs", MAIN, "no_new_privs", {}, blocked("no_new_privs")),
     ("seccomp_status", MAIN, "seccomp_status", {}, blocked("seccomp")),
     ("leaked_fd", MAIN, "leaked_fd", {}, blocked("fds")),
@@ -475,6 +541,19 @@ TABLE = [
     ("memory_bomb", MAIN, "memory_bomb", {}, memory_bomb_check),
     ("disk_fill", MAIN, "disk_fill", {}, supervisor_ended("limit_exceeded", 1, "workspace_limit", 0, TIMEOUT_S - 0.5)),
     ("timeout", MAIN, "timeout", "marker", timeout_check),
+    # the workspace is a tmpfs the kernel bounds: bytes held where a walk
+    # did not look (100 levels down, unlinked but open, in a 0300
+    # directory) and names without bytes all meet ENOSPC; under the limit
+    # the same programs get through (the controls)
+    ("ws_deep", MAIN, "ws_bypass", {"how": "deep"}, kernel_workspace_stop),
+    ("ws_deep[under-limit]", MAIN, "ws_bypass", {"how": "deep", "mib": 30}, gets_through()),
+    ("ws_unlinked", MAIN, "ws_bypass", {"how": "unlinked"}, kernel_workspace_stop),
+    ("ws_unlinked[under-limit]", MAIN, "ws_bypass", {"how": "unlinked", "mib": 30}, gets_through()),
+    ("ws_hidden", MAIN, "ws_bypass", {"how": "hidden"}, kernel_workspace_stop),
+    ("ws_entries", MAIN, "ws_bypass", {"how": "entries"}, kernel_workspace_stop),
+    ("ws_entries[under-limit]", MAIN, "ws_bypass", {"how": "entries", "files": 5000}, gets_through()),
+    # the host's layout: nothing in mountinfo or the cgroup file names a run
+    ("host_paths", MAIN, "host_paths", {}, blocked("mounts")),
 ]
 
 
@@ -545,6 +624,26 @@ def check_loopback_host_control():
     emit(ok, "loopback_host_isolated[host]", "none:got-through" if ok else res.get("layer"),
          "%s; the host's listener counted %d" % (res.get("evidence"), seen) if ok
          else "rc %s, result %s, listener %d, stderr %s" % (p.returncode, res, seen, p.stderr[-300:]))
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def check_host_paths_control():
+    """host_paths's control: the same program on the host reads the host's
+    own cgroup path (not "/"), so the check is able to fail."""
+    d = tempfile.mkdtemp(dir=W)
+    out = os.path.join(d, "result.json")
+    p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "attacks", "host_paths.py")],
+                       capture_output=True, text=True, timeout=30, cwd=d,
+                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": HERE, "PYTHONDONTWRITEBYTECODE": "1",
+                            "BOUNDARY_PARAMS": os.path.join(d, "none.json"), "BOUNDARY_RESULT": out})
+    try:
+        with open(out) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        res = {}
+    ok = p.returncode == 0 and res.get("blocked") is False
+    emit(ok, "host_paths[host]", "none:got-through" if ok else res.get("layer"),
+         res.get("evidence") if ok else "rc %s, result %s, stderr %s" % (p.returncode, res, p.stderr[-300:]))
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -768,10 +867,13 @@ def main():
         BLOBS = compile_blobs()
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             # the slow ones first, so they overlap with the rest
-            order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb"))
+            order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb",
+                                                                 "ws_bypass"))
             list(pool.map(run_entry, order))
         check_tmp_persist()
+        check_identity()
         check_loopback_host_control()
+        check_host_paths_control()
         check_cancel()
         check_supervisor_killed()
         check_supervisor_killed_during_setup()
