@@ -42,6 +42,7 @@
 
 #include "runtime/supervise/secrets.h"
 #include "runtime/supervise/tool_exec.h"
+#include "tests/unit/unit_fds.h"
 
 #define PY "/usr/bin/python3"
 
@@ -53,18 +54,6 @@ static uint64_t ms_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	assert_non_null(d);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* Every test: no fd left behind, no SIGPIPE left pending, the mask as
@@ -80,7 +69,7 @@ static int fx_setup(void **state)
 
 	if (f == NULL)
 		return -1;
-	f->fds = count_fds();
+	f->fds = unit_fd_count();
 	pthread_sigmask(SIG_SETMASK, NULL, &f->mask);
 	alarm(60); /* a hang fails the test instead of the session */
 	*state = f;
@@ -93,7 +82,7 @@ static int fx_teardown(void **state)
 	sigset_t pending, mask;
 
 	alarm(0);
-	assert_int_equal(count_fds(), f->fds);
+	assert_int_equal(unit_fd_count(), f->fds);
 	sigpending(&pending);
 	assert_false(sigismember(&pending, SIGPIPE));
 	pthread_sigmask(SIG_SETMASK, NULL, &mask);
