@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <sched.h>
@@ -35,6 +34,7 @@
 #include "runtime/context.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
+#include "runtime/rmtree.h"
 #include "runtime/run.h"
 #include "runtime/stale.h"
 #include "runtime/supervise/bridge.h"
@@ -77,6 +77,7 @@ struct run_ctx {
 	uint64_t ws_bytes_max, ws_inodes_max; /* the breach bounds (supervise.h) */
 	struct ws ws;
 	char kept_note[600];    /* what a kept run directory could not keep */
+	char sweep_note[256];   /* what the stale sweep could not remove */
 	struct cg_host cgh;
 	struct cg_run cg;
 	int cg_made;
@@ -130,42 +131,6 @@ static char *read_small(const char *path, size_t max, size_t *len, int *too_big)
 out:
 	close(fd);
 	return buf;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-/*
- * A supervisor killed with SIGKILL leaves its temporary run directory.
- * Their names carry the supervisor's pid (cordon-run.<pid>.XXXXXX), so each
- * run removes those of ours whose supervisor no longer exists.  Only
- * directories this user owns are touched, and nftw(FTW_PHYS) never follows
- * a link the sandbox may have planted.
- */
-static void rundir_sweep_stale(const char *tmp)
-{
-	DIR *d = opendir(tmp);
-	struct dirent *e;
-	char p[PATH_MAX];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (!stale_pid_name(e->d_name, "cordon-run.", '.') ||
-		    snprintf(p, sizeof(p), "%s/%s", tmp, e->d_name) >= (int)sizeof(p) || lstat(p, &st) != 0 ||
-		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			continue;
-		nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	}
-	closedir(d);
 }
 
 /* --- 1. policy ------------------------------------------------------- */
@@ -306,7 +271,9 @@ static int stage_rundir(struct run_ctx *c)
 		const char *tmp = getenv("TMPDIR");
 
 		tmp = tmp && *tmp == '/' ? tmp : "/tmp";
-		rundir_sweep_stale(tmp);
+		/* What a SIGKILLed supervisor left; a failure to remove it
+		 * does not stop this run (the next sweep tries again). */
+		stale_sweep_rundirs(tmp, c->sweep_note, sizeof(c->sweep_note));
 		snprintf(c->dir, sizeof(c->dir), "%.3900s/cordon-run.%d.XXXXXX", tmp, (int)getpid());
 		if (mkdtemp(c->dir) == NULL) {
 			HARNESS(c, "rundir", "mkdtemp %.900s: %s", c->dir, strerror(errno));
@@ -1093,6 +1060,26 @@ static void rundir_keep(struct run_ctx *c)
 	}
 }
 
+/* The temporary run directory goes by fds (rmtree.h): only the supervisor
+ * wrote it, and even so nothing in it is trusted to stay what it was. */
+static void rundir_remove(struct run_ctx *c)
+{
+	char parent[PATH_MAX], err[512];
+	char *slash;
+	int pfd;
+
+	snprintf(parent, sizeof(parent), "%s", c->dir);
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		return;
+	*slash = '\0';
+	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0 || rmtree_at(pfd, slash + 1, err, sizeof(err)) != 0)
+		fprintf(stderr, "cordon run: cleanup of %s: %s\n", c->dir, pfd < 0 ? strerror(errno) : err);
+	if (pfd >= 0)
+		close(pfd);
+}
+
 /* logs/supervisor.log: what the supervisor decided and why, for an
  * operator reading a kept run directory (the result has the evidence). */
 static void log_supervisor(struct run_ctx *c, int rc)
@@ -1113,6 +1100,8 @@ static void log_supervisor(struct run_ctx *c, int rc)
 			cgroup_kind_name(c->cg.pids_kind), c->cg.note[0] ? "; " : "", c->cg.note);
 	if (c->stage != NULL)
 		fprintf(f, "harness error at %s: %s\n", c->stage, c->msg);
+	if (c->sweep_note[0])
+		fprintf(f, "stale sweep: %s\n", c->sweep_note);
 	if (c->kept_note[0])
 		fprintf(f, "%s\n", c->kept_note);
 	fprintf(f, "exit %d\n", rc);
@@ -1177,7 +1166,7 @@ int run_execute(const struct run_opts *o)
 		fprintf(stderr, "cordon run: cleanup: %s\n", err);
 	ws_close(&c->ws);
 	if (c->temp_dir)
-		nftw(c->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rundir_remove(c);
 	free(text);
 	free(r.out.buf);
 	free(r.err.buf);
