@@ -179,22 +179,47 @@ class Run:
     def partial(self):
         """result.json as the program has written it so far."""
         try:
-            with open(os.path.join(self.rd, "out", "result.json")) as f:
+            with open(self.live("workspace/out/result.json")) as f:
                 return json.load(f)
         except (OSError, ValueError):
             return {}
 
+    def exec_pid(self, limit=5.0):
+        """The executor (pid 1 of the sandbox): cordon's one child."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            try:
+                with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
+                    kids = f.read().split()
+                if kids:
+                    return int(kids[0])
+            except OSError:
+                pass
+            time.sleep(0.02)
+        return None
+
+    def live(self, rel):
+        """A path in the live sandbox's own filesystems (the workspace and
+        the socket are tmpfs mounts of its namespace, not host paths)."""
+        return "/proc/%s/root/%s" % (self.exec_pid(), rel)
+
     def release(self):
-        """Lets a holding program (hold.py, calls.py with "hold") end."""
-        try:
-            open(os.path.join(self.rd, "work", "go"), "w").close()
-        except OSError as e:
-            notes.append("%s: cannot release the program: %s" % (self.name, e))
+        """Lets a holding program (hold.py, calls.py with "hold") end: it
+        waits for its marker file to go."""
+        gone = 0
+        for rel in ("workspace/logs/executor/token", "workspace/logs/executor/hold"):
+            try:
+                os.unlink(self.live(rel))
+                gone += 1
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                notes.append("%s: cannot release the program: %s" % (self.name, e))
 
     def held_token(self):
         """The token programs/hold.py wrote, or None (the run is then
         released and waited for)."""
-        path = os.path.join(self.rd, "logs", "executor", "token")
+        path = self.live("workspace/logs/executor/token")
         token = wait_until(lambda: os.path.exists(path) and open(path).read(), 15)
         if not token:
             self.release()
@@ -667,41 +692,37 @@ def check_peer():
     """Processes outside the sandbox connect to a live run's socket with
     that run's token and a request the executor itself gets allowed."""
     r = Run("peer", "hold", {"hold": 30, "inside": {"tool": "test.echo", "params": {"text": "hi"}}})
-    sock = os.path.join(r.rd, "sock", "tools.sock")
     token = r.held_token()
+    sock = r.live("supervisor-socket/tools.sock")
     if not token:
         emit(False, "peer", "the program never wrote its token: " + describe(r))
         return
     request = json.dumps({"v": 1, "token": token, "id": "peer1", "tool": "test.echo", "params": {"text": "hi"}})
-    clients = []           # (check name, uid or None, socket path, socket mode or None)
+    clients = []           # (check name, uid or None, socket path, "nsenter" or None)
+    exec_uid = None
     if MODE == "root":
+        with open("/proc/%s/status" % r.exec_pid()) as f:
+            exec_uid = int([l for l in f if l.startswith("Uid:")][0].split()[1])
         # root's own process: reaches the socket (no DAC for root), refused for its uid
         clients.append(("peer_root", None, sock, None))
-        # the executor's uid outside the sandbox: a hard link to the socket
-        # in a directory it can reach, so the uid matches and only the pid
-        # namespace tells it apart
-        link_dir = os.path.join(W, "peer-link")
-        os.mkdir(link_dir)
-        os.chmod(link_dir, 0o755)
-        link = os.path.join(link_dir, "tools.sock")
-        os.link(sock, link)
-        clients.append(("peer_executor_uid_outside", EXEC_UID, link, None))
-        # nobody: the socket's mode refuses it; with the mode opened, the peer check
-        clients.append(("peer_other_uid_mode", 65534, link, None))
-        clients.append(("peer_other_uid", 65534, link, 0o666))
+        # the executor's own host uid outside the sandbox: in the sandbox's
+        # mount namespace (the socket is on its tmpfs), so the uid matches
+        # and only the pid namespace tells it apart.
+        clients.append(("peer_executor_uid_outside", exec_uid, "/supervisor-socket/tools.sock", "nsenter"))
+        # nobody: the socket's mode refuses it
+        clients.append(("peer_other_uid_mode", 65534, "/supervisor-socket/tools.sock", "nsenter"))
     else:
         clients.append(("peer_same_user_outside", None, sock, None))
-    for name, uid, path, mode in clients:
+    with open(os.path.join(HERE, "peer_client.py")) as f:
+        client_src = f.read()
+    for name, uid, path, how in clients:
         before = len(audit_lines(r.rd))
-        if mode is not None:
-            old = os.stat(path).st_mode & 0o777
-            os.chmod(path, mode)
         cmd = [PY, os.path.join(HERE, "peer_client.py"), path]
         if uid is not None:
-            cmd = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"] + cmd
+            cmd = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups", PY, "-c", client_src, path]
+        if how == "nsenter":
+            cmd = ["nsenter", "--mount=/proc/%d/ns/mnt" % r.exec_pid()] + cmd
         p = subprocess.run(cmd, input=request, capture_output=True, text=True, timeout=20)
-        if mode is not None:
-            os.chmod(path, old)
         try:
             out = json.loads(p.stdout)
         except ValueError:
@@ -710,7 +731,7 @@ def check_peer():
         new = wait_until(lambda: audit_lines(r.rd)[before:], 0.3 if "connectError" in out else 3) or []
         if name == "peer_other_uid_mode":
             ok = out.get("connectError") == "EACCES" and not new
-            emit(ok, name, "uid 65534: connect EACCES (socket mode 0600, owner %d); no audit line" % EXEC_UID if ok
+            emit(ok, name, "uid 65534: connect EACCES (socket mode 0600, owner %d); no audit line" % exec_uid if ok
                  else "%s; audit %s" % (out, new))
             continue
         ans = out.get("answer")
@@ -721,13 +742,11 @@ def check_peer():
         if out.get("closed") is not True:
             bad.append("connection not closed")
         emit(not bad, name, "; ".join(bad) if bad else
-             "%s with this run's token: %s" % ({None: "uid %d" % os.geteuid(), EXEC_UID: "uid %d" % EXEC_UID,
-                                                65534: "uid 65534, socket opened to 0666"}[uid],
+             "%s with this run's token: %s" % ("uid %d" % (os.geteuid() if uid is None else uid),
                                                ev_of(ans, line)))
     # the fixed request: the same call from inside the sandbox is allowed
     r.release()
     r.wait()
-    shutil.rmtree(os.path.join(W, "peer-link"), ignore_errors=True)
     inside = r.result.get("inside") or {}
     emit(err_of(inside) == ("ok", None) and r.res.get("status") == "succeeded", "peer_fixed_inside",
          "the same request from the executor: %s" % (err_of(inside),) + ("" if inside else " " + describe(r)))

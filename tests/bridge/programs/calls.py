@@ -149,8 +149,12 @@ for i, spec in enumerate(P["calls"], 1):
     # after each call: the partial results survive a run that is killed
     tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
 tlib.report(calls=done, executionId=os.environ.get("CORDON_EXECUTION_ID"))
-# hold: stay alive (at most that many seconds) until the runner creates
-# <run-dir>/work/go, so it can look at the host while the run still lives
+# hold: stay alive (at most that many seconds) until the runner removes
+# /workspace/logs/executor/hold (through /proc/<pid>/root: the workspace
+# is the sandbox's own tmpfs), so it can look at the host while the run
+# still lives
+if P.get("hold"):
+    open("/workspace/logs/executor/hold", "w").close()
 end = time.monotonic() + P.get("hold", 0)
-while time.monotonic() < end and not os.path.exists("/workspace/work/go"):
+while time.monotonic() < end and os.path.exists("/workspace/logs/executor/hold"):
     time.sleep(0.05)
