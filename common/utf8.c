@@ -1,6 +1,10 @@
 /*
  * utf8.c - the one UTF-8 decoder (utf8.h).
  */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "common/utf8.h"
 
 size_t utf8_char(const char *s, size_t left)
@@ -44,4 +48,34 @@ size_t utf8_prefix(const char *s, size_t n)
 	while (i < n && (k = utf8_char(s + i, n - i)) != 0)
 		i += k;
 	return i;
+}
+
+char *utf8_sanitize(const char *buf, size_t len, size_t *replaced)
+{
+	static const char fffd[3] = { (char)0xEF, (char)0xBF, (char)0xBD };
+	size_t i = 0, o = 0, k;
+	char *out;
+
+	*replaced = 0;
+	/* Every byte may become three. */
+	if (len > (SIZE_MAX - 1) / 3)
+		return NULL;
+	out = malloc(len * 3 + 1);
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		k = buf[i] == '\0' ? 0 : utf8_char(buf + i, len - i);
+		if (k == 0) {
+			memcpy(out + o, fffd, sizeof(fffd));
+			o += sizeof(fffd);
+			(*replaced)++;
+			i++;
+			continue;
+		}
+		memcpy(out + o, buf + i, k);
+		o += k;
+		i += k;
+	}
+	out[o] = '\0';
+	return out;
 }

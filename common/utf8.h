@@ -16,4 +16,11 @@ size_t utf8_char(const char *s, size_t left);
  * first byte that does not start a character, or n when all is UTF-8. */
 size_t utf8_prefix(const char *s, size_t n);
 
+/* A copy of buf[0..len) as text: each NUL byte, and each byte that does
+ * not begin a well-formed character, becomes U+FFFD (EF BF BD), so the
+ * copy is well-formed UTF-8 and no NUL cuts it short as a C string.
+ * *replaced gets how many bytes were replaced.  Malloc'd and NUL-
+ * terminated; NULL when out of memory. */
+char *utf8_sanitize(const char *buf, size_t len, size_t *replaced);
+
 #endif
