@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "common/utf8.h"
 #include "cordon/blob.h"
 #include "cordon/keys.h"
 #include "runtime/client/stubs.h"
@@ -990,13 +991,20 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 		cJSON_AddNullToObject(res, "signal");
 	r->out.buf[r->out.len] = '\0';
 	r->err.buf[r->err.len] = '\0';
-	/* Output is bytes; JSON wants text: invalid UTF-8 is kept as cJSON
-	 * writes it, and readers must expect replacement. */
-	cJSON_AddStringToObject(res, "stdout", r->out.buf);
-	cJSON_AddStringToObject(res, "stderr", r->err.buf);
+	/* Output is bytes; JSON wants text: NULs and invalid UTF-8 become
+	 * U+FFFD, counted in "replaced" (docs/runtime.md). */
+	size_t rep_out = 0, rep_err = 0;
+	char *t_out = utf8_sanitize(r->out.buf, r->out.len, &rep_out), *t_err = utf8_sanitize(r->err.buf, r->err.len, &rep_err);
+	cJSON_AddStringToObject(res, "stdout", t_out ? t_out : "");
+	cJSON_AddStringToObject(res, "stderr", t_err ? t_err : "");
+	free(t_out);
+	free(t_err);
 	cJSON *tr = cJSON_AddObjectToObject(res, "truncated");
 	cJSON_AddBoolToObject(tr, "stdout", r->out.truncated);
 	cJSON_AddBoolToObject(tr, "stderr", r->err.truncated);
+	cJSON *rp = cJSON_AddObjectToObject(res, "replaced");
+	cJSON_AddNumberToObject(rp, "stdout", (double)rep_out);
+	cJSON_AddNumberToObject(rp, "stderr", (double)rep_err);
 	if (result != NULL)
 		cJSON_AddItemToObject(res, "result", result);
 	else

@@ -117,6 +117,21 @@ PYEOF
 	[ "$(field "$T/r.json" 'len(r["stdout"]), r["truncated"]["stdout"]')" = "(65536, True)" ] ||
 		die "$mode: capture not bounded"
 	pass "$mode: program failure, output contract and bounded capture are told apart"
+	# Output is bytes, the result is text (issue 12 item 6): a NUL does
+	# not cut stdout short, invalid UTF-8 becomes U+FFFD, the counts say
+	# how many, and the whole result decodes as strict UTF-8 JSON.
+	printf 'import sys\nsys.stdout.buffer.write(b"a\\x00b\\xff\\xfe c")\nsys.stderr.buffer.write(b"\\xc3(")\n' \
+		>"$T/bytes.py"; chmod 644 "$T/bytes.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/bytes.py"
+	$PY - "$_out" <<'PYEOF' || die "$mode: result with NUL and invalid UTF-8: $(cat "$_out")"
+import json, sys
+r = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", errors="strict"))
+assert r["stdout"] == "a\ufffdb\ufffd\ufffd c", r["stdout"]
+assert r["stderr"] == "\ufffd(", r["stderr"]
+assert r["replaced"] == {"stdout": 3, "stderr": 1}, r["replaced"]
+assert r["truncated"] == {"stdout": False, "stderr": False}, r["truncated"]
+PYEOF
+	pass "$mode: NUL and invalid UTF-8 in the output: the result is strict UTF-8 JSON, nothing after a NUL lost"
 
 	# 3. Harness lane: status error, exit 125, and the stage.
 	printf 'not a blob' >"$T/bad.cpol"; chmod 644 "$T/bad.cpol"
