@@ -1017,6 +1017,7 @@ static int build_result(struct run_ctx *c, struct run_outcome *r, cJSON *res)
 	cJSON_AddItemToObject(res, "artifacts", outputs_artifacts_json(&rep));
 	cJSON_AddItemToObject(res, "violations", outputs_violations_json(&rep));
 	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(c->bridge));
+	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(c->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");
 	cJSON_AddNumberToObject(u, "cpuMs", (double)(r->so.ru.ru_utime.tv_sec * 1000 + r->so.ru.ru_utime.tv_usec / 1000 +
 						     r->so.ru.ru_stime.tv_sec * 1000 + r->so.ru.ru_stime.tv_usec / 1000));

@@ -53,6 +53,8 @@ struct bridge {
 	cJSON *calls;       /* toolCalls, under mu */
 	unsigned ncalls;    /* all calls, also those not listed */
 	unsigned dropped;   /* refused past BRIDGE_MAX_CALLS, without an audit line */
+	unsigned peer_refusals; /* connections refused at the peer check; under mu */
+	int peer_summarized;    /* bridge_stop() wrote their summary line (stop may run twice) */
 	struct ledger *ledger; /* under mu until opened */
 	char ledger_err[256];
 	ino_t child_pidns;
@@ -276,11 +278,12 @@ struct call_record {
 	uint64_t ms;
 };
 
-/* One audit line and one toolCalls entry.  The audit line carries the
+/* One audit line and, for a call of the program (call set), one toolCalls
+ * entry counted against BRIDGE_MAX_CALLS.  The audit line carries the
  * identity of the request and the parameter names, never their values:
  * params may hold personal data, and the tool's own log is the place for
  * them. */
-static void bridge_record(struct bridge *b, const struct call_record *cr, const struct verdict *v)
+static void bridge_record(struct bridge *b, const struct call_record *cr, const struct verdict *v, int call)
 {
 	cJSON *line = cJSON_CreateObject(), *entry = NULL, *names, *ctx;
 	char ts[40], *text = NULL;
@@ -339,7 +342,7 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 
 	/* The result's entry: the same decision without the identity the
 	 * caller already knows. */
-	entry = cJSON_CreateObject();
+	entry = call ? cJSON_CreateObject() : NULL;
 	if (entry != NULL) {
 		static const char *const keep[] = { "requestId", "tool", "messageId", "decision", "check", "code",
 						    "reason", "replayed", "durationMs", "toolMs" };
@@ -364,7 +367,8 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 		}
 		text[len] = '\0';
 	}
-	b->ncalls++;
+	if (call)
+		b->ncalls++;
 	if (entry != NULL && cJSON_GetArraySize(b->calls) < BRIDGE_MAX_LISTED_CALLS) {
 		cJSON_AddItemToArray(b->calls, entry);
 		entry = NULL;
@@ -977,7 +981,7 @@ answer:
 	if (cr.resp_bytes == 0)
 		rc = -1;
 	cr.ms = bridge_now_ms() - start;
-	bridge_record(b, &cr, &v);
+	bridge_record(b, &cr, &v, 1);
 out:
 	__atomic_store_n(&c->last_ms, bridge_now_ms(), __ATOMIC_RELEASE);
 	cJSON_Delete(v.result);
@@ -997,14 +1001,27 @@ static void *bridge_conn_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A connection from a process that is not the executor is not one of the
+ * program's calls: any process that can reach the socket (as root, every
+ * process of the executor's host uid) could otherwise spend the run's
+ * BRIDGE_MAX_CALLS, fill toolCalls and write audit lines without bound.
+ * So it is counted apart, the first BRIDGE_MAX_PEER_LINES get a line each,
+ * and bridge_stop() writes one line with the total past that.
+ */
 static void bridge_refuse_peer(struct bridge *b, int fd, const char *why)
 {
 	struct verdict v = { 0 };
 	struct call_record cr = { 0 };
+	unsigned nth;
 
+	pthread_mutex_lock(&b->mu);
+	nth = ++b->peer_refusals;
+	pthread_mutex_unlock(&b->mu);
 	verdict_deny(&v, "peer", "unauthenticated", "peer", "%s", why);
 	cr.resp_bytes = bridge_answer(b, fd, NULL, &v);
-	bridge_record(b, &cr, &v);
+	if (nth <= BRIDGE_MAX_PEER_LINES)
+		bridge_record(b, &cr, &v, 0);
 }
 
 /*
@@ -1181,13 +1198,28 @@ void bridge_stop(struct bridge *b)
 		verdict_deny(&v, "frame", "bad_request", "too_many_calls",
 			     "%u more calls were refused past %d, without a line each", b->dropped, BRIDGE_MAX_CALLS);
 		b->dropped = 0;
-		bridge_record(b, &cr, &v);
+		bridge_record(b, &cr, &v, 1);
+	}
+	if (b->peer_refusals > BRIDGE_MAX_PEER_LINES && !b->peer_summarized) {
+		struct verdict v = { 0 };
+		struct call_record cr = { 0 };
+
+		verdict_deny(&v, "peer", "unauthenticated", "peer_summary",
+			     "%u connections were refused at the peer check in all, the first %d with a line each",
+			     b->peer_refusals, BRIDGE_MAX_PEER_LINES);
+		b->peer_summarized = 1;
+		bridge_record(b, &cr, &v, 0);
 	}
 }
 
 cJSON *bridge_calls_json(const struct bridge *b)
 {
 	return b ? cJSON_Duplicate(b->calls, 1) : cJSON_CreateArray();
+}
+
+unsigned bridge_peer_refusals(const struct bridge *b)
+{
+	return b ? b->peer_refusals : 0;
 }
 
 void bridge_free(struct bridge *b)

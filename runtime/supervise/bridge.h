@@ -29,6 +29,7 @@ struct secrets;
 #define BRIDGE_FRAME_TIMEOUT_MS 5000 /* a started frame must arrive within it */
 #define BRIDGE_MAX_LISTED_CALLS 1000 /* toolCalls entries kept for the result */
 #define BRIDGE_MAX_CALLS 10000      /* calls of one run with an audit line each */
+#define BRIDGE_MAX_PEER_LINES 32    /* peer refusals of one run with an audit line each */
 
 struct bridge_cfg {
 	const struct cpol_policy *pol;
@@ -62,6 +63,11 @@ void bridge_stop(struct bridge *b);
 
 /* The calls for the run's result (toolCalls); caller frees.  After stop. */
 cJSON *bridge_calls_json(const struct bridge *b);
+
+/* Connections refused at the peer check (peerRefusals): not the program's
+ * calls, so neither in toolCalls nor counted against BRIDGE_MAX_CALLS.
+ * 0 for NULL.  After stop. */
+unsigned bridge_peer_refusals(const struct bridge *b);
 
 void bridge_free(struct bridge *b);
 
