@@ -688,16 +688,25 @@ def check_stall():
          "10 of 100 bytes, then nothing: %s/%s after %d ms, connection closed" % (err_of(ans) + (c.get("ms"),)))
 
 
+def held_for_peers(name, check, rid):
+    """A run of hold.py that waits for host processes: (run, its socket,
+    a request with its token the executor itself gets allowed), or (None,
+    None, None) after emitting a failed check when no token came."""
+    r = Run(name, "hold", {"hold": 40, "inside": {"tool": "test.echo", "params": {"text": "hi"}}})
+    token = r.held_token()
+    if not token:
+        emit(False, check, "the program never wrote its token: " + describe(r))
+        return None, None, None
+    return r, r.live("supervisor-socket/tools.sock"), json.dumps(
+        {"v": 1, "token": token, "id": rid, "tool": "test.echo", "params": {"text": "hi"}})
+
+
 def check_peer():
     """Processes outside the sandbox connect to a live run's socket with
     that run's token and a request the executor itself gets allowed."""
-    r = Run("peer", "hold", {"hold": 30, "inside": {"tool": "test.echo", "params": {"text": "hi"}}})
-    token = r.held_token()
-    sock = r.live("supervisor-socket/tools.sock")
-    if not token:
-        emit(False, "peer", "the program never wrote its token: " + describe(r))
+    r, sock, request = held_for_peers("peer", "peer", "peer1")
+    if r is None:
         return
-    request = json.dumps({"v": 1, "token": token, "id": "peer1", "tool": "test.echo", "params": {"text": "hi"}})
     clients = []           # (check name, uid or None, socket path, "nsenter" or None)
     exec_uid = None
     if MODE == "root":
@@ -750,6 +759,55 @@ def check_peer():
     inside = r.result.get("inside") or {}
     emit(err_of(inside) == ("ok", None) and r.res.get("status") == "succeeded", "peer_fixed_inside",
          "the same request from the executor: %s" % (err_of(inside),) + ("" if inside else " " + describe(r)))
+
+
+PEER_FLOOD = 200      # connections of check_peer_flood
+PEER_LINES = 32       # BRIDGE_MAX_PEER_LINES
+
+
+def check_peer_flood():
+    """An outside process connects PEER_FLOOD times to a live run's
+    socket (issue 12 item 5): each is refused at the peer check, only the
+    first PEER_LINES get an audit line and one more line counts them all,
+    peerRefusals says how many, none is in toolCalls, and the program's own
+    call afterwards is allowed.  With the old bridge every refusal was a
+    call: 200 audit lines and 200 toolCalls entries, no peerRefusals."""
+    r, sock, request = held_for_peers("peer-flood", "peer_flood", "flood")
+    if r is None:
+        return
+    p = subprocess.run([PY, os.path.join(HERE, "peer_client.py"), sock, str(PEER_FLOOD)], input=request,
+                       capture_output=True, text=True, timeout=120)
+    r.release()
+    r.wait()
+    try:
+        counts = json.loads(p.stdout).get("counts")
+    except ValueError:
+        counts = {"raw": p.stdout + p.stderr}
+    peer = [ln for ln in r.audit if ln.get("check") == "peer"]
+    per = [ln for ln in peer if ln.get("reason") == "peer"]
+    summary = [ln for ln in peer if ln.get("reason") == "peer_summary"]
+    rest = [ln for ln in r.audit if ln.get("check") != "peer"]
+    tc = r.res.get("toolCalls") or []
+    inside = r.result.get("inside") or {}
+    bad = []
+    if counts != {"unauthenticated/peer": PEER_FLOOD}:
+        bad.append("answers %s" % counts)
+    if len(per) != PEER_LINES or len(summary) != 1:
+        bad.append("%d peer lines and %d summary lines, want %d and 1" % (len(per), len(summary), PEER_LINES))
+    elif not summary[0].get("message", "").startswith("%d connections" % PEER_FLOOD):
+        bad.append("the summary %r does not count %d" % (summary[0].get("message"), PEER_FLOOD))
+    if r.res.get("peerRefusals") != PEER_FLOOD:
+        bad.append("peerRefusals %r, want %d" % (r.res.get("peerRefusals"), PEER_FLOOD))
+    if [e.get("decision") for e in tc] != ["allowed"]:
+        bad.append("toolCalls %s, want the program's one call" % json.dumps(tc)[:300])
+    if len(rest) != 1 or rest[0].get("decision") != "allowed":
+        bad.append("other audit lines %s, want the program's one allowed call" % json.dumps(rest)[:300])
+    if err_of(inside) != ("ok", None) or r.res.get("status") != "succeeded":
+        bad.append("the program's call: %s; %s" % (err_of(inside), describe(r)))
+    emit(not bad, "peer_flood", "; ".join(bad) if bad else
+         "%d outside connections refused (peer); %d audit lines for them, the last %r; peerRefusals %d; "
+         "toolCalls holds only the program's call, which was allowed" % (
+             PEER_FLOOD, len(peer), summary[0].get("message"), r.res.get("peerRefusals")))
 
 
 def check_token_isolation():
@@ -1398,7 +1456,7 @@ def main():
     t0 = time.monotonic()
     try:
         BLOBS = compile_blobs()
-        checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer,
+        checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer, check_peer_flood,
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
                   check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout,
                   check_concurrent_calls,
