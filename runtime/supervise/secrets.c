@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,4 +391,109 @@ void tool_env_free(char **envp)
 		free(*e);
 	}
 	free(envp);
+}
+
+/* A growing output of secrets_scrub(). */
+struct scrub_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int scrub_put(struct scrub_buf *b, const char *s, size_t k)
+{
+	if (k > SIZE_MAX - b->len - 1)
+		return -1;
+	if (b->len + k + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *q;
+
+		while (cap < b->len + k + 1)
+			cap = cap > SIZE_MAX / 2 ? b->len + k + 1 : cap * 2;
+		if ((q = realloc(b->p, cap)) == NULL)
+			return -1;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, k);
+	b->len += k;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* One value to look for: the name it is shown by. */
+struct scrub_value {
+	const char *name, *value;
+	size_t len;
+};
+
+int secrets_scrub(const struct cpol_tool *t, const struct secrets *s, const char *in, size_t len, int head_cut,
+		  size_t limit, char **out, size_t *out_len, size_t *cut)
+{
+	struct scrub_buf b = { NULL, 0, 0 };
+	struct scrub_value *v = NULL;
+	size_t nv = 0, longest = 0, i = 0;
+	int rc = -1;
+
+	*out = NULL;
+	*out_len = 0;
+	if (cut != NULL)
+		*cut = 0;
+	if (t->env_from.n != 0 && (v = calloc(t->env_from.n, sizeof(*v))) == NULL)
+		goto out;
+	for (uint32_t k = 0; k < t->env_from.n; k++) {
+		const char *val = secrets_get(s, t->env_from.v[k]);
+
+		if (val == NULL || val[0] == '\0')
+			continue;
+		v[nv] = (struct scrub_value){ t->env_from.v[k], val, strlen(val) };
+		if (v[nv].len > longest)
+			longest = v[nv].len;
+		nv++;
+	}
+	/* Whatever began before in and ends within its first longest - 1
+	 * bytes may be the end of a value: it goes, unread. */
+	if (head_cut && longest > 1) {
+		i = longest - 1 < len ? longest - 1 : len;
+		if (cut != NULL)
+			*cut = i;
+	}
+	if (scrub_put(&b, "", 0) != 0)
+		goto out;
+	while (i < len && b.len < limit) {
+		const struct scrub_value *hit = NULL;
+		size_t run;
+
+		for (size_t k = 0; k < nv; k++)
+			if ((hit == NULL || v[k].len > hit->len) && v[k].len <= len - i &&
+			    memcmp(in + i, v[k].value, v[k].len) == 0)
+				hit = &v[k];
+		if (hit != NULL) {
+			if (scrub_put(&b, "[secret ", 8) != 0 || scrub_put(&b, hit->name, strlen(hit->name)) != 0 ||
+			    scrub_put(&b, "]", 1) != 0)
+				goto out;
+			i += hit->len;
+			continue;
+		}
+		/* The bytes up to the next place a value could start go in one
+		 * copy. */
+		for (run = 1; i + run < len && b.len + run < limit; run++) {
+			size_t k = 0;
+
+			while (k < nv && v[k].value[0] != in[i + run])
+				k++;
+			if (k < nv)
+				break;
+		}
+		if (scrub_put(&b, in + i, run) != 0)
+			goto out;
+		i += run;
+	}
+	*out = b.p;
+	*out_len = b.len;
+	b.p = NULL;
+	rc = 0;
+out:
+	free(v);
+	free(b.p);
+	return rc;
 }

@@ -44,4 +44,21 @@ int tool_env_build(const struct cpol_tool *t, const struct secrets *s, const cha
 		   char *err, size_t n);
 void tool_env_free(char **envp);
 
+/*
+ * What a tool wrote (its error message, its stderr), made safe to show:
+ * a malloc'd, NUL-terminated copy of in[0..len) in *out with every
+ * occurrence of the value of each of t->env_from's names - the values
+ * tool_env_build() gave it - replaced by "[secret NAME]".  Empty values
+ * are not looked for; at each place the longest value that matches wins.
+ *
+ * limit: the copy stops once it holds at least limit bytes (SIZE_MAX: all
+ * of in); what it holds is scrubbed whole, so a caller cuts it afterwards
+ * and a value across the cut cannot show a prefix.  head_cut: in is the
+ * end of a longer text, so a value may have begun before it and only its
+ * end be here: the first (longest value - 1) bytes of in are dropped as
+ * well, their count in *cut.  Returns 0, or -1 when out of memory.
+ */
+int secrets_scrub(const struct cpol_tool *t, const struct secrets *s, const char *in, size_t len, int head_cut,
+		  size_t limit, char **out, size_t *out_len, size_t *cut);
+
 #endif

@@ -31,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "runtime/json_strict.h"
+#include "runtime/supervise/secrets.h"
 #include "runtime/supervise/tool_exec.h"
 
 /* After the tool exits, how long its pipes may take to reach EOF: data it
@@ -76,13 +78,18 @@ struct te_fail {
 	int err;   /* errno */
 };
 
-/* One output pipe: the first max bytes are kept, the rest read and dropped
- * (over says there was more). */
+/* One output pipe.  stdout keeps its first max bytes (over says there was
+ * more: the answer is then refused).  stderr keeps its last max bytes in a
+ * ring (tail): what a failing tool wrote last is why it failed; dropped
+ * counts what went out at the front. */
 struct te_capture {
 	int fd;
 	char *buf; /* cap + 1 bytes: room for the NUL */
 	size_t len, cap, max;
 	int over;
+	int tail;       /* keep the last max bytes instead of the first */
+	size_t start;   /* tail: where the oldest kept byte is in buf */
+	uint64_t dropped; /* tail: bytes read and no longer kept */
 };
 
 enum te_kill {
@@ -313,18 +320,51 @@ static int te_capture_grow(struct te_capture *c)
 	return 0;
 }
 
+/* Puts k bytes into a tail capture's ring (buf of max bytes), the oldest
+ * bytes making room. */
+static void te_tail_put(struct te_capture *c, const char *p, size_t k)
+{
+	size_t at, first;
+
+	if (c->max == 0) {
+		c->dropped += k;
+		return;
+	}
+	if (k >= c->max) {
+		c->dropped += c->len + (k - c->max);
+		memcpy(c->buf, p + (k - c->max), c->max);
+		c->start = 0;
+		c->len = c->max;
+		return;
+	}
+	if (c->len + k > c->max) {
+		size_t d = c->len + k - c->max;
+
+		c->start = (c->start + d) % c->max;
+		c->len -= d;
+		c->dropped += d;
+	}
+	at = (c->start + c->len) % c->max;
+	first = k < c->max - at ? k : c->max - at;
+	memcpy(c->buf + at, p, first);
+	memcpy(c->buf, p + first, k - first);
+	c->len += k;
+}
+
 /* Reads what is there.  EOF or a read error closes the fd.  Returns -1
  * only when out of memory. */
 static int te_capture_read(struct te_capture *c)
 {
 	char sink[4096];
 
+	if (c->tail && c->buf == NULL && (c->buf = malloc(c->max + 1)) == NULL)
+		return -1;
 	for (int i = 0; i < TE_READS_PER_ROUND && c->fd >= 0; i++) {
 		char *dst = sink;
 		size_t room = sizeof(sink);
 		ssize_t r;
 
-		if (!c->over) {
+		if (!c->over && !c->tail) {
 			if (c->len == c->cap && te_capture_grow(c) < 0)
 				return -1;
 			dst = c->buf + c->len;
@@ -338,6 +378,10 @@ static int te_capture_read(struct te_capture *c)
 		if (r <= 0) {
 			te_close(&c->fd);
 			return 0;
+		}
+		if (c->tail) {
+			te_tail_put(c, sink, (size_t)r);
+			continue;
 		}
 		if (c->over)
 			continue;
@@ -538,9 +582,22 @@ static void te_judge(const struct te_run *r, const struct te_fail *fail, int hav
 	}
 }
 
-/* Hands a capture's bytes to the result as a NUL-terminated string. */
+/* Hands a capture's bytes to the result as a NUL-terminated string, a
+ * ring put back in order first. */
 static int te_capture_take(struct te_capture *c, char **s, size_t *len)
 {
+	if (c->tail && c->buf != NULL && c->start != 0) {
+		char *line = malloc(c->max + 1);
+		size_t first = c->len < c->max - c->start ? c->len : c->max - c->start;
+
+		if (line == NULL)
+			return -1;
+		memcpy(line, c->buf + c->start, first);
+		memcpy(line + first, c->buf, c->len - first);
+		free(c->buf);
+		c->buf = line;
+		c->start = 0;
+	}
 	if (c->buf == NULL && (c->buf = malloc(1)) == NULL)
 		return -1;
 	c->buf[c->len] = '\0';
@@ -619,6 +676,7 @@ int tool_exec_run(const struct tool_exec_req *req, struct tool_exec_res *res, ch
 	r.max_output = req->max_output ? req->max_output : TOOL_EXEC_MAX_OUTPUT;
 	r.out.max = r.max_output;
 	r.err.max = TOOL_EXEC_MAX_STDERR;
+	r.err.tail = 1;
 	/* A call cancelled before it starts must not start: its tool may
 	 * have side effects. */
 	if (te_cancelled_already(req->cancel_fd)) {
@@ -688,6 +746,7 @@ judged:
 		snprintf(msg, n, "out of memory");
 		goto out;
 	}
+	res->err_dropped = r.err.dropped;
 	rc = 0;
 out:
 	if (r.pid > 0) {
@@ -839,4 +898,134 @@ out:
 	cJSON_Delete(probe);
 	free(buf);
 	return v;
+}
+
+/* ---- when it failed ----------------------------------------------------- */
+
+char *tool_exec_text_fit(const char *s, size_t len, size_t max, int tail, size_t *cut)
+{
+	static const char repl[] = "\xEF\xBF\xBD"; /* U+FFFD */
+	size_t j = 0, k, from = 0, keep;
+	char *w;
+
+	if (cut != NULL)
+		*cut = 0;
+	if (len > (SIZE_MAX - 1) / 3 || (w = malloc(3 * len + 1)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i += k) {
+		k = s[i] != '\0' ? utf8_char(s + i, len - i) : 0;
+		if (k == 0) {
+			memcpy(w + j, repl, 3);
+			j += 3;
+			k = 1;
+		} else {
+			memcpy(w + j, s + i, k);
+			j += k;
+		}
+	}
+	keep = j;
+	if (j > max && !tail) {
+		keep = utf8_prefix(w, max);
+	} else if (j > max) {
+		/* w is well-formed: past its continuation bytes a character starts. */
+		from = j - max;
+		while (from < j && ((unsigned char)w[from] & 0xC0) == 0x80)
+			from++;
+		keep = j - from;
+		memmove(w, w + from, keep);
+	}
+	w[keep] = '\0';
+	if (cut != NULL)
+		*cut = j - keep;
+	return w;
+}
+
+/* Scrubbed, then made well-formed and bounded: the order keeps a secret
+ * across the bound from showing its start. */
+static char *te_show(const char *s, size_t len, const struct cpol_tool *t, const struct secrets *sec, size_t max,
+		     int tail, int head_cut, size_t *cut)
+{
+	char *clean = NULL, *shown;
+	size_t clen, gone = 0, fit_cut = 0;
+
+	/* A start needs scrubbing only as far as it can be shown: max + 1
+	 * bytes (the one more shows that it was cut); making it well-formed
+	 * never shortens it. */
+	if (secrets_scrub(t, sec, s, len, head_cut, tail ? SIZE_MAX : max + 1, &clean, &clen, &gone) != 0)
+		return NULL;
+	shown = tool_exec_text_fit(clean, clen, max, tail, &fit_cut);
+	if (cut != NULL)
+		*cut = gone + fit_cut;
+	free(clean);
+	return shown;
+}
+
+/* The tool's {"error": {"message", "code"}} or {"error": "message"}. */
+static void te_error_answer(const char *out, size_t len, const char **message, const char **code, cJSON **doc)
+{
+	const cJSON *e, *m = NULL, *c = NULL;
+	char why[64];
+
+	*message = *code = NULL;
+	*doc = tool_exec_parse_output(out, len, why, sizeof(why));
+	e = cJSON_IsObject(*doc) ? cJSON_GetObjectItemCaseSensitive(*doc, "error") : NULL;
+	if (cJSON_IsString(e)) {
+		m = e;
+	} else if (cJSON_IsObject(e)) {
+		m = cJSON_GetObjectItemCaseSensitive(e, "message");
+		c = cJSON_GetObjectItemCaseSensitive(e, "code");
+	}
+	if (cJSON_IsString(m))
+		*message = m->valuestring;
+	if (cJSON_IsString(c))
+		*code = c->valuestring;
+}
+
+int tool_exec_failure_build(const struct tool_exec_res *res, const struct cpol_tool *t, const struct secrets *s,
+			    struct tool_exec_failure *f)
+{
+	const char *message = NULL, *code = NULL;
+	cJSON *doc = NULL;
+	size_t cut = 0;
+	int rc = -1;
+
+	memset(f, 0, sizeof(*f));
+	/* Only an exit the tool chose speaks for it: a signal, a start that
+	 * failed or our own kill says nothing of what it did. */
+	if (res->outcome == TOOL_EXEC_FAILED && res->started && !res->out_truncated && WIFEXITED(res->wstatus) &&
+	    WEXITSTATUS(res->wstatus) != 0) {
+		f->retryable = WEXITSTATUS(res->wstatus) == TOOL_EXEC_EX_TEMPFAIL;
+		te_error_answer(res->out, res->out_len, &message, &code, &doc);
+	}
+	if (message != NULL) {
+		f->message = te_show(message, strlen(message), t, s, TOOL_EXEC_MAX_ERROR_MESSAGE, 0, 0, &cut);
+		if (f->message == NULL)
+			goto out;
+		f->message_cut = cut != 0;
+	}
+	if (code != NULL && (f->code = te_show(code, strlen(code), t, s, TOOL_EXEC_MAX_ERROR_CODE, 0, 0, NULL)) == NULL)
+		goto out;
+	if (res->err != NULL && res->err_len != 0) {
+		f->stderr_tail = te_show(res->err, res->err_len, t, s, TOOL_EXEC_MAX_STDERR_TAIL, 1,
+					 res->err_dropped != 0, &cut);
+		if (f->stderr_tail == NULL)
+			goto out;
+		f->stderr_dropped = res->err_dropped + cut;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(doc);
+	if (rc != 0)
+		tool_exec_failure_free(f);
+	return rc;
+}
+
+void tool_exec_failure_free(struct tool_exec_failure *f)
+{
+	if (f == NULL)
+		return;
+	free(f->message);
+	free(f->code);
+	free(f->stderr_tail);
+	memset(f, 0, sizeof(*f));
 }

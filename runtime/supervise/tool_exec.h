@@ -18,7 +18,7 @@
 #include "cordon/policy.h"
 
 #define TOOL_EXEC_MAX_OUTPUT (1u << 20) /* stdout kept; more is tool_failed */
-#define TOOL_EXEC_MAX_STDERR (16u << 10) /* stderr kept for the supervisor log */
+#define TOOL_EXEC_MAX_STDERR (16u << 10) /* the last bytes of stderr kept, for a failure's detail */
 
 struct tool_exec_req {
 	const char *const *argv; /* NULL-terminated; argv[0] absolute */
@@ -44,8 +44,9 @@ struct tool_exec_res {
 	int wstatus;
 	char *out;       /* malloc'd stdout, NUL-terminated; caller frees */
 	size_t out_len;
-	char *err;       /* malloc'd stderr (first TOOL_EXEC_MAX_STDERR), NUL-terminated */
+	char *err;       /* malloc'd stderr (its last TOOL_EXEC_MAX_STDERR bytes), NUL-terminated */
 	size_t err_len;
+	uint64_t err_dropped; /* stderr bytes written before those kept */
 	int out_truncated; /* output went over max_output (then outcome FAILED) */
 	int started;       /* the tool may have run: a child was made and did not
 			    * report a failure before execve.  0 means the tool
@@ -65,6 +66,53 @@ struct tool_exec_res {
  * the calling thread, which does not return before the tool is reaped. */
 int tool_exec_run(const struct tool_exec_req *req, struct tool_exec_res *res, char *msg, size_t n);
 void tool_exec_res_free(struct tool_exec_res *res);
+
+/*
+ * Why a tool failed, in its own words, fit to be shown to the program and
+ * written to the audit (docs/tool-exec.md, "When a tool fails"):
+ *
+ * - exit status TOOL_EXEC_EX_TEMPFAIL (75, EX_TEMPFAIL of sysexits.h) is
+ *   the tool's word that it failed before any effect: a retry may run it
+ *   again (retryable).  Any other failure may have acted.
+ * - a tool that exits non-zero may answer {"error": {"message": "...",
+ *   "code": "..."}} (or {"error": "..."}) on stdout, as the examples'
+ *   tools do: message and code are taken from it.
+ * - the end of its stderr.
+ *
+ * Each text has the value of every secret the tool was given replaced by
+ * "[secret NAME]" (secrets_scrub(), before any cut, so a value across a
+ * bound shows nothing of itself), is well-formed UTF-8 (a byte outside a
+ * character, and NUL, become U+FFFD) and is bounded: message and code
+ * keep their start, the stderr tail its end, each cut on a character.
+ */
+#define TOOL_EXEC_EX_TEMPFAIL 75
+#define TOOL_EXEC_MAX_ERROR_MESSAGE 1024
+#define TOOL_EXEC_MAX_ERROR_CODE 64
+#define TOOL_EXEC_MAX_STDERR_TAIL 2048
+
+struct secrets;
+
+struct tool_exec_failure {
+	char *message;       /* the tool's error message, or NULL */
+	char *code;          /* the tool's error code, or NULL */
+	char *stderr_tail;   /* the end of its stderr, or NULL when it wrote none */
+	uint64_t stderr_dropped; /* bytes of stderr before stderr_tail */
+	int message_cut;     /* message was longer and was cut */
+	int retryable;       /* exited TOOL_EXEC_EX_TEMPFAIL before any effect, by its word */
+};
+
+/* Fills f from a run that did not end OK (res->outcome != TOOL_EXEC_OK);
+ * t is the tool that ran and s where its env_from values came from.
+ * Returns 0, or -1 when out of memory (f then holds nothing to free). */
+int tool_exec_failure_build(const struct tool_exec_res *res, const struct cpol_tool *t, const struct secrets *s,
+			    struct tool_exec_failure *f);
+void tool_exec_failure_free(struct tool_exec_failure *f);
+
+/* s[0..len) as well-formed UTF-8 (a byte outside a character, and NUL,
+ * become U+FFFD) of at most max bytes, cut on a character: its start kept,
+ * or its end when tail.  *cut (may be NULL) gets how many bytes of the
+ * well-formed text were left out.  malloc'd; NULL when out of memory. */
+char *tool_exec_text_fit(const char *s, size_t len, size_t max, int tail, size_t *cut);
 
 /* The tool's answer: exactly one JSON value, nothing but white space after
  * it, no NUL byte, no duplicate key in any object.  Returns the value

@@ -11,7 +11,11 @@
  *     owner, an oversized file;
  *   - tool_env_build: fixed entries, extras, env_from in that order; a
  *     missing secret names the secret and no value; repeated names and bad
- *     extras refused.
+ *     extras refused;
+ *   - secrets_scrub: each value the tool was given becomes "[secret NAME]",
+ *     the longest match first; values it was not given and empty values
+ *     stay; a text that is the end of a longer one loses the bytes where a
+ *     value's end could hide; a limit never shows the start of a value.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -348,6 +352,66 @@ static void test_env_refusals(void **state)
 	secrets_free(s);
 }
 
+/* ---- scrubbing ------------------------------------------------------------- */
+
+static void scrub(const struct cpol_tool *t, const struct secrets *s, const char *in, int head_cut, size_t limit,
+		  const char *want, size_t want_cut)
+{
+	char *out = NULL;
+	size_t len = 0, cut = 99;
+
+	assert_int_equal(secrets_scrub(t, s, in, strlen(in), head_cut, limit, &out, &len, &cut), 0);
+	assert_non_null(out);
+	assert_int_equal(strlen(out), len);
+	if (strcmp(out, want) != 0)
+		fail_msg("scrubbed \"%s\", want \"%s\"", out, want);
+	assert_int_equal(cut, want_cut);
+	free(out);
+}
+
+static void test_scrub_replaces_given_values(void **state)
+{
+	struct fx *f = *state;
+	const char *names[] = { "SMTP_PASSWORD", "_B2", "EMPTY", "SHORT" };
+	struct cpol_tool t = { .id = "mail.send", .env_from = { names, 4 } };
+	struct secrets *s = NULL;
+
+	WRITE(f, "SMTP_PASSWORD=" SECRET_A "\n_B2=" SECRET_B "\nEMPTY=\nSHORT=hunter2\nUNUSED=refused\n", 0600);
+	assert_int_equal(secrets_load(f->path, &s, f->err, sizeof(f->err)), 0);
+	scrub(&t, s, "login " SECRET_A " refused", 0, SIZE_MAX, "login [secret SMTP_PASSWORD] refused", 0);
+	/* twice, back to back, and another value; the undeclared UNUSED stays */
+	scrub(&t, s, SECRET_A SECRET_A "|" SECRET_B "|refused", 0, SIZE_MAX,
+	      "[secret SMTP_PASSWORD][secret SMTP_PASSWORD]|[secret _B2]|refused", 0);
+	/* SHORT is a prefix of SMTP_PASSWORD's value: the longer match wins,
+	 * and SHORT alone is still found */
+	scrub(&t, s, "hunter2 and hunter2-alpha-valu", 0, SIZE_MAX, "[secret SHORT] and [secret SHORT]-alpha-valu", 0);
+	scrub(&t, s, "", 0, SIZE_MAX, "", 0);
+	scrub(&t, s, "nothing to hide", 0, SIZE_MAX, "nothing to hide", 0);
+	secrets_free(s);
+}
+
+static void test_scrub_cut_edges(void **state)
+{
+	struct fx *f = *state;
+	const char *names[] = { "SMTP_PASSWORD" };
+	struct cpol_tool t = { .id = "mail.send", .env_from = { names, 1 } };
+	struct secrets *s = NULL;
+	const size_t vlen = sizeof(SECRET_A) - 1;
+
+	WRITE(f, "SMTP_PASSWORD=" SECRET_A "\n", 0600);
+	assert_int_equal(secrets_load(f->path, &s, f->err, sizeof(f->err)), 0);
+	/* The end of a longer text that began inside the value: its first
+	 * vlen - 1 bytes may be the value's end, and go. */
+	scrub(&t, s, "alpha-value and the rest of the line", 1, SIZE_MAX,
+	      &"alpha-value and the rest of the line"[vlen - 1], vlen - 1);
+	scrub(&t, s, "short", 1, SIZE_MAX, "", 5);
+	/* A limit stops the copy after whole pieces: a value across it is a
+	 * marker or nothing, never its first bytes. */
+	scrub(&t, s, "0123456789" SECRET_A "tail", 0, 12, "0123456789[secret SMTP_PASSWORD]", 0);
+	scrub(&t, s, "0123456789" SECRET_A "tail", 0, 10, "0123456789", 0);
+	secrets_free(s);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -364,6 +428,8 @@ int main(void)
 		T(test_env_built_in_order),
 		T(test_env_missing_secret),
 		T(test_env_refusals),
+		T(test_scrub_replaces_given_values),
+		T(test_scrub_cut_edges),
 	};
 #undef T
 

@@ -15,7 +15,11 @@
  *     execs) while another thread mallocs leave the supervisor's signal
  *     dispositions, request and mappings as they were;
  *   - the answer: one JSON value, nothing after it, no NUL, no \u0000, no
- *     control byte, no duplicate key at any depth.
+ *     control byte, no duplicate key at any depth;
+ *   - a failure's detail: the last bytes of stderr in order and the count
+ *     of those before; the tool's own error message and code; exit 75
+ *     retryable, any other exit not; every secret value scrubbed before a
+ *     bound (none shows its start); well-formed UTF-8, cut on characters.
  * Every test also checks that no fd leaked and SIGPIPE did not stay
  * pending.
  */
@@ -40,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "runtime/supervise/secrets.h"
 #include "runtime/supervise/tool_exec.h"
 #include "tests/unit/unit_fds.h"
@@ -193,9 +198,9 @@ static void test_large_stdin_written_whole(void **state)
 	free(in);
 }
 
-/* stderr is kept apart from the answer, first TOOL_EXEC_MAX_STDERR bytes,
- * and the rest drained: 200 KiB of it neither blocks the tool nor fails
- * the call. */
+/* stderr is kept apart from the answer, its last TOOL_EXEC_MAX_STDERR
+ * bytes, and the rest drained: 200 KiB of it neither blocks the tool nor
+ * fails the call. */
 static void test_stderr_bounded_and_drained(void **state)
 {
 	const char *argv[] = { PY, "-I", "-c",
@@ -213,8 +218,172 @@ static void test_stderr_bounded_and_drained(void **state)
 	assert_int_equal(res.err_len, TOOL_EXEC_MAX_STDERR);
 	assert_int_equal(res.err[0], 'e');
 	assert_int_equal(res.err[TOOL_EXEC_MAX_STDERR - 1], 'e');
+	assert_int_equal(res.err_dropped, 200000 - TOOL_EXEC_MAX_STDERR);
 	assert_int_equal(res.out_truncated, 0);
 	tool_exec_res_free(&res);
+}
+
+/* The ring keeps the last bytes in order however the writes fall across
+ * its edge: byte k of the stream is 'a' + 7k mod 26, written in uneven
+ * chunks; a short stderr drops nothing. */
+static void test_stderr_keeps_the_tail(void **state)
+{
+	const char *argv[] = { PY, "-I", "-c",
+			       "import sys\n"
+			       "b = bytes(97 + (k * 7) % 26 for k in range(100003))\n"
+			       "i = 0\n"
+			       "while i < len(b):\n"
+			       "    n = 1 + (i * 13) % 5003\n"
+			       "    sys.stderr.buffer.write(b[i:i + n]); sys.stderr.flush(); i += n\n"
+			       "sys.exit(1)",
+			       NULL };
+	const char *small[] = { "/bin/sh", "-c", "echo oops >&2; exit 1", NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct tool_exec_res res;
+
+	(void)state;
+	run_ok(&r, &res);
+	assert_int_equal(res.outcome, TOOL_EXEC_FAILED);
+	assert_int_equal(res.err_len, TOOL_EXEC_MAX_STDERR);
+	assert_int_equal(res.err_dropped, 100003 - TOOL_EXEC_MAX_STDERR);
+	for (size_t j = 0; j < res.err_len; j++)
+		if (res.err[j] != 'a' + (char)(((res.err_dropped + j) * 7) % 26))
+			fail_msg("stderr byte %zu of the tail is out of order", j);
+	tool_exec_res_free(&res);
+	r = req_of(small, NULL);
+	run_ok(&r, &res);
+	assert_string_equal(res.err, "oops\n");
+	assert_int_equal(res.err_dropped, 0);
+	tool_exec_res_free(&res);
+}
+
+#define TE_SECRET "hunter2-te-secret-VALUE"
+
+/* A tool given TE_SECRET (from the environment, as secrets_load(NULL)
+ * reads it) that runs script. */
+static void fail_run(const char *script, struct tool_exec_res *res, struct tool_exec_failure *f)
+{
+	static const char *names[] = { "TE_SECRET" };
+	const struct cpol_tool t = { .id = "t.fail", .env_from = { names, 1 } };
+	const char *argv[] = { PY, "-I", "-c", script, NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct secrets *s = NULL;
+	char err[128];
+
+	setenv("TE_SECRET", TE_SECRET, 1);
+	assert_int_equal(secrets_load(NULL, &s, err, sizeof(err)), 0);
+	run_ok(&r, res);
+	assert_int_equal(tool_exec_failure_build(res, &t, s, f), 0);
+	secrets_free(s);
+	unsetenv("TE_SECRET");
+}
+
+static void assert_utf8(const char *s)
+{
+	assert_non_null(s);
+	assert_int_equal(utf8_prefix(s, strlen(s)), strlen(s));
+}
+
+static void test_failure_detail(void **state)
+{
+	struct tool_exec_res res;
+	struct tool_exec_failure f;
+
+	(void)state;
+	/* exit 75: retryable; its error answer and its stderr, scrubbed */
+	fail_run("import sys, json\n"
+		 "json.dump({'error': {'message': 'login refused for " TE_SECRET "', 'code': 'smtp_auth'}}, sys.stdout)\n"
+		 "sys.stderr.buffer.write(b'x' * 5000 + b'pw=" TE_SECRET " bad\\xff\\x00\\n')\n"
+		 "sys.exit(75)",
+		 &res, &f);
+	assert_int_equal(f.retryable, 1);
+	assert_string_equal(f.message, "login refused for [secret TE_SECRET]");
+	assert_int_equal(f.message_cut, 0);
+	assert_string_equal(f.code, "smtp_auth");
+	assert_utf8(f.stderr_tail);
+	assert_true(strlen(f.stderr_tail) <= TOOL_EXEC_MAX_STDERR_TAIL);
+	if (strstr(f.stderr_tail, "pw=[secret TE_SECRET] bad\xEF\xBF\xBD\xEF\xBF\xBD\n") == NULL)
+		fail_msg("stderr tail: %s", f.stderr_tail);
+	assert_null(strstr(f.stderr_tail, "hunter2"));
+	assert_true(f.stderr_dropped > 5000 - TOOL_EXEC_MAX_STDERR_TAIL);
+	tool_exec_failure_free(&f);
+	tool_exec_res_free(&res);
+
+	/* exit 1: not retryable; {"error": "text"} is a message too */
+	fail_run("import sys\nprint('{\"error\": \"disk full\"}'); sys.exit(1)", &res, &f);
+	assert_int_equal(f.retryable, 0);
+	assert_string_equal(f.message, "disk full");
+	assert_null(f.code);
+	assert_null(f.stderr_tail);
+	tool_exec_failure_free(&f);
+	tool_exec_res_free(&res);
+
+	/* a signal speaks for no one: no message, not retryable */
+	fail_run("import os, signal, sys\nprint('{\"error\": \"x\"}'); sys.stdout.flush()\n"
+		 "os.kill(os.getpid(), signal.SIGKILL)",
+		 &res, &f);
+	assert_int_equal(f.retryable, 0);
+	assert_null(f.message);
+	tool_exec_failure_free(&f);
+	tool_exec_res_free(&res);
+}
+
+/* A message over its bound: scrubbed first, so a value across the bound
+ * shows none of its start; cut on a character. */
+static void test_failure_bounds(void **state)
+{
+	char script[512];
+	struct tool_exec_res res;
+	struct tool_exec_failure f;
+
+	(void)state;
+	snprintf(script, sizeof(script),
+		 "import sys, json\njson.dump({'error': {'message': 'a' * %d + '" TE_SECRET "'}}, sys.stdout)\n"
+		 "sys.exit(2)",
+		 TOOL_EXEC_MAX_ERROR_MESSAGE - 4);
+	fail_run(script, &res, &f);
+	assert_utf8(f.message);
+	assert_int_equal(strlen(f.message), TOOL_EXEC_MAX_ERROR_MESSAGE);
+	assert_int_equal(f.message_cut, 1);
+	assert_null(strstr(f.message, "hunt"));
+	assert_string_equal(f.message + TOOL_EXEC_MAX_ERROR_MESSAGE - 4, "[sec");
+	tool_exec_failure_free(&f);
+	tool_exec_res_free(&res);
+
+	/* two-byte characters: the cut falls on one */
+	fail_run("import sys, json\njson.dump({'error': {'message': '\\u00e9' * 700, 'code': 'c' * 100}}, sys.stdout)\n"
+		 "sys.exit(1)",
+		 &res, &f);
+	assert_utf8(f.message);
+	assert_int_equal(strlen(f.message), TOOL_EXEC_MAX_ERROR_MESSAGE);
+	assert_int_equal(strlen(f.code), TOOL_EXEC_MAX_ERROR_CODE);
+	tool_exec_failure_free(&f);
+	tool_exec_res_free(&res);
+}
+
+static void test_text_fit(void **state)
+{
+	const char e10[] = "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";
+	size_t cut = 0;
+	char *w;
+
+	(void)state;
+	w = tool_exec_text_fit("ab\0c\xff", 5, 100, 0, &cut);
+	assert_string_equal(w, "ab\xEF\xBF\xBD" "c\xEF\xBF\xBD");
+	assert_int_equal(cut, 0);
+	free(w);
+	/* a lone lead byte at the end, a continuation byte at the start */
+	w = tool_exec_text_fit("\x80x\xC3", 3, 100, 1, &cut);
+	assert_string_equal(w, "\xEF\xBF\xBDx\xEF\xBF\xBD");
+	free(w);
+	w = tool_exec_text_fit(e10, 20, 5, 1, &cut);
+	assert_string_equal(w, "\xC3\xA9\xC3\xA9");
+	assert_int_equal(cut, 16);
+	free(w);
+	w = tool_exec_text_fit(e10, 20, 5, 0, &cut);
+	assert_string_equal(w, "\xC3\xA9\xC3\xA9");
+	assert_int_equal(cut, 16);
+	free(w);
 }
 
 static int has_line(const char *text, const char *line)
@@ -889,6 +1058,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_echo_stdin_to_stdout, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_large_stdin_written_whole, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stderr_bounded_and_drained, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_stderr_keeps_the_tail, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_failure_detail, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_failure_bounds, fx_setup, fx_teardown),
+		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test_setup_teardown(test_environment_is_exactly_built, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_only_stdio_reaches_the_tool, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_supervisor_with_stdio_closed, fx_setup, fx_teardown),
