@@ -68,6 +68,8 @@ struct verdict {
 	char message[512];
 	char audit[320];   /* the audit line's message when message quotes the caller's values */
 	cJSON *result;     /* allowed: the tool's answer (owned) */
+	cJSON *detail;     /* a failed tool's own words, scrubbed and bounded (owned) */
+	int retryable;     /* the tool failed before any effect, by its word (exit 75) */
 	int replayed;
 	int close_after;   /* auth or framing: the connection cannot go on */
 	uint64_t tool_ms;
@@ -237,6 +239,10 @@ static size_t bridge_answer(struct bridge *b, int fd, const char *id, const stru
 		cJSON_AddStringToObject(e, "code", v->code);
 		cJSON_AddStringToObject(e, "check", v->check);
 		cJSON_AddStringToObject(e, "message", v->message);
+		if (v->detail != NULL)
+			cJSON_AddItemReferenceToObject(e, "detail", v->detail);
+		if (v->retryable)
+			cJSON_AddBoolToObject(e, "retryable", 1);
 	}
 	text = cJSON_PrintUnformatted(o);
 	if (text != NULL && strlen(text) <= BRIDGE_MAX_RESPONSE) {
@@ -325,6 +331,12 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 		cJSON_AddStringToObject(line, "code", v->code);
 		cJSON_AddStringToObject(line, "reason", v->reason ? v->reason : "");
 		cJSON_AddStringToObject(line, "message", v->audit[0] ? v->audit : v->message);
+		/* The tool's own words hold no secret (scrubbed) and are
+		 * bounded: 3 KiB at most. */
+		if (v->detail != NULL)
+			cJSON_AddItemToObject(line, "detail", cJSON_Duplicate(v->detail, 1));
+		if (v->retryable)
+			cJSON_AddBoolToObject(line, "retryable", 1);
 	}
 	if (v->replayed)
 		cJSON_AddBoolToObject(line, "replayed", 1);
@@ -616,6 +628,37 @@ static void bridge_today(char day[16])
 	strftime(day, 16, "%Y-%m-%d", &tm);
 }
 
+/* What a failed tool said of its failure (tool_exec_failure_build), as
+ * the answer's and the audit line's "detail"; NULL when it said nothing. */
+static cJSON *bridge_failure_detail(struct bridge *b, const struct cpol_tool *tool, const struct tool_exec_res *res,
+				    int *retryable)
+{
+	struct tool_exec_failure f;
+	cJSON *d = NULL;
+
+	*retryable = 0;
+	if (tool_exec_failure_build(res, tool, b->cfg.secrets, &f) != 0)
+		return NULL;
+	*retryable = f.retryable;
+	if (f.message == NULL && f.code == NULL && f.stderr_tail == NULL)
+		goto out;
+	if ((d = cJSON_CreateObject()) == NULL)
+		goto out;
+	if (f.message != NULL)
+		cJSON_AddStringToObject(d, "message", f.message);
+	if (f.message_cut)
+		cJSON_AddBoolToObject(d, "messageCut", 1);
+	if (f.code != NULL)
+		cJSON_AddStringToObject(d, "code", f.code);
+	if (f.stderr_tail != NULL) {
+		cJSON_AddStringToObject(d, "stderr", f.stderr_tail);
+		cJSON_AddNumberToObject(d, "stderrDropped", (double)f.stderr_dropped);
+	}
+out:
+	tool_exec_failure_free(&f);
+	return d;
+}
+
 /* Runs the tool and fills v from what it did. */
 static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const struct request *rq, struct verdict *v)
 {
@@ -684,6 +727,7 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 	case TOOL_EXEC_TIMEOUT:
 		verdict_deny(v, "exec", "tool_timeout", "timeout", "%s did not answer within %llu ms", tool->id,
 			     (unsigned long long)tool->timeout_ms);
+		v->detail = bridge_failure_detail(b, tool, &res, &v->retryable);
 		break;
 	case TOOL_EXEC_CANCELLED:
 		verdict_deny(v, "exec", "tool_failed", "cancelled", "the run ended while %s was running", tool->id);
@@ -691,6 +735,7 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 	case TOOL_EXEC_FAILED:
 		verdict_deny(v, "exec", "tool_failed", res.out_truncated ? "oversized" : "failed", "%s: %s", tool->id,
 			     res.reason);
+		v->detail = bridge_failure_detail(b, tool, &res, &v->retryable);
 		break;
 	}
 out:
@@ -718,6 +763,8 @@ static char *bridge_replay_text(const struct verdict *v)
 		cJSON_AddStringToObject(o, "check", v->check);
 		cJSON_AddStringToObject(o, "reason", v->reason ? v->reason : "");
 		cJSON_AddStringToObject(o, "message", v->message);
+		if (v->detail != NULL)
+			cJSON_AddItemReferenceToObject(o, "detail", v->detail);
 	}
 	text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -748,6 +795,9 @@ static void bridge_replay_load(const char *text, struct verdict *v)
 				c = codes[i];
 		verdict_deny(v, checks[1], c, "recorded", "recorded answer: %.400s",
 			     cJSON_IsString(msg) ? msg->valuestring : "");
+		/* Written by bridge_replay_text(): scrubbed and bounded then. */
+		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "detail")))
+			v->detail = cJSON_DetachItemFromObjectCaseSensitive(o, "detail");
 		v->replayed = 1;
 	} else {
 		verdict_deny(v, "replay", "internal_error", "record", "the recorded answer is unreadable");
@@ -866,6 +916,11 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 		return;
 	if (!v->started)
 		goto give_up;
+	/* The tool's word that it failed before any effect (exit 75): the
+	 * record goes, so a retry runs it again.  Any other failure is
+	 * recorded: a tool that may have acted never runs twice. */
+	if (v->code != NULL && v->retryable)
+		goto give_up;
 	/* A cancelled tool may or may not have acted: its record stays
 	 * pending and answers in_doubt from now on. */
 	if (v->code != NULL && strcmp(v->reason, "cancelled") == 0)
@@ -880,9 +935,12 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 	free(text);
 	return;
 give_up:
-	if (owned && ledger_replay_abandon(l, &lc, rq->message_id, err, sizeof(err)) != 0)
+	if (owned && ledger_replay_abandon(l, &lc, rq->message_id, err, sizeof(err)) != 0) {
+		/* The record stays pending: a retry finds it in doubt. */
+		v->retryable = 0;
 		verdict_deny(v, "replay", "internal_error", "ledger", "the pending record could not be given up: %s",
 			     err);
+	}
 }
 
 /* --- a connection ---------------------------------------------------- */
@@ -985,6 +1043,7 @@ answer:
 out:
 	__atomic_store_n(&c->last_ms, bridge_now_ms(), __ATOMIC_RELEASE);
 	cJSON_Delete(v.result);
+	cJSON_Delete(v.detail);
 	request_free(&rq);
 	free(body);
 	return rc;

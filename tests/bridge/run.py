@@ -105,7 +105,7 @@ def uniq(name):
 SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counter", "test.slow_counter",
             "test.slow", "test.hang", "test.hang_long", "test.flood", "test.secret", "test.env_secret",
             "test.unset_secret", "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter",
-            "test.late_secret", "test.long_counter", "test.tiny_numbers"]
+            "test.late_secret", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once"]
 CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
        "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
 # the fixed calls of selection and role: every tool selected, role admin held
@@ -1242,6 +1242,78 @@ def check_replay_budget_refused():
          "ok/exec, not replayed, the counter ran once")
 
 
+def secrets_file(name):
+    path = os.path.join(W, "secrets-" + name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, ("BRIDGE_SECRET=%s\n" % FILE_SECRET).encode())
+    os.close(fd)
+    return path
+
+
+def detail_faults(what, answer, line, replayed=False):
+    """A failed flaky tool's detail, in the answer and (unless replayed,
+    whose line carries the recorded one too) the audit line: its own
+    message and code, its stderr's end, the secret scrubbed."""
+    bad = []
+    for where, d in (("answer", ((answer or {}).get("error") or {}).get("detail")),
+                     ("audit", (line or {}).get("detail"))):
+        d = d or {}
+        if d.get("message") != "the server refused the password [secret BRIDGE_SECRET]" or \
+           d.get("code") != "unavailable":
+            bad.append("%s: %s detail message/code %s" % (what, where, json.dumps(d)[:200]))
+        tail = d.get("stderr") or ""
+        if not tail.endswith("login with password [secret BRIDGE_SECRET] refused\n") or len(tail.encode()) > 2048 \
+           or not d.get("stderrDropped"):
+            bad.append("%s: %s stderr tail %r (dropped %s)" % (what, where, tail[-120:], d.get("stderrDropped")))
+    return bad
+
+
+def check_tool_failure_retryable():
+    """A side-effect tool that exits 75 on its first execution: the answer
+    carries its own message and stderr's end (its secret scrubbed) and
+    retryable: true; the record is given up, so the same message id runs
+    it again and the second answer is the success.  The control: a tool
+    that exits 1 and is then fixed is answered its recorded failure, and
+    ran once."""
+    temp, once = uniq("tempfail"), uniq("failonce")
+    calls = [req("test.tempfail", {"item": "mail"}, messageId=temp),
+             req("test.tempfail", {"item": "mail"}, messageId=temp),
+             req("test.fail_once", {"item": "mail"}, messageId=once),
+             req("test.fail_once", {"item": "mail"}, messageId=once)]
+    r = Run("toolfail", "calls", {"calls": calls}, secrets_file=secrets_file("toolfail")).wait()
+    audit = Audit(r)
+    a = [one_answer(r, i) for i in range(4)]
+    lines = [audit.take(x) for x in a]
+    bad = ["tempfail 1: %s" % b for b in judge(a[0], lines[0], ("tool_failed", "exec", "failed"))]
+    bad += detail_faults("tempfail 1", a[0], lines[0])
+    if (a[0].get("error") or {}).get("retryable") is not True or (lines[0] or {}).get("retryable") is not True:
+        bad.append("tempfail 1 is not retryable: %s" % json.dumps(a[0])[:200])
+    bad += ["tempfail 2: %s" % b for b in judge(a[1], lines[1], ("ok", "exec"))]
+    if a[1].get("replayed") or (a[1].get("result") or {}).get("count") != 2:
+        bad.append("tempfail 2: %s" % json.dumps(a[1])[:200])
+    n = len(counter_lines(temp))
+    if n != 2:
+        bad.append("tempfail ran %d times, want 2" % n)
+    bad += ["fail_once 1: %s" % b for b in judge(a[2], lines[2], ("tool_failed", "exec", "failed"))]
+    bad += detail_faults("fail_once 1", a[2], lines[2])
+    if "retryable" in (a[2].get("error") or {}) or "retryable" in (lines[2] or {}):
+        bad.append("fail_once 1 says retryable")
+    bad += ["fail_once 2: %s" % b for b in judge(a[3], lines[3], ("tool_failed", "replay", "recorded"))]
+    if a[3].get("replayed") is not True and (lines[3] or {}).get("replayed") is not True:
+        bad.append("fail_once 2 not replayed")
+    bad += detail_faults("fail_once 2 (recorded)", a[3], lines[3])
+    n = len(counter_lines(once))
+    if n != 1:
+        bad.append("fail_once ran %d times, want 1 (the control)" % n)
+    if any(FILE_SECRET.encode() in b for b in [r.out, r.err] + list(tree_bytes(r.rd)) + list(tree_bytes(r.state))):
+        bad.append("the secret is in the run's output, run directory or state")
+    emit(not bad, "tool_failure_retryable", "; ".join(bad) if bad else
+         "exit 75: tool_failed/exec retryable:true with the tool's message, code and stderr tail, secret shown as "
+         "[secret BRIDGE_SECRET]; the same id ran again and answered ok (count 2); control exit 1: recorded, "
+         "the retry tool_failed/replay with the recorded detail, ran once; the secret nowhere in output, run "
+         "directory or state")
+
+
 def check_replay_wait_ends():
     """Two connections send one message id to a 30 s side-effect tool
     (timeout 1 min); the program exits after 1.5 s.  The repeat waiting for
@@ -1462,7 +1534,7 @@ def main():
                   check_concurrent_calls,
                   check_replay_after_budget, check_replay_never_started, check_replay_budget_refused,
                   check_replay_wait_ends, check_too_many_calls, check_audit_names, check_answer_bound,
-                  check_stop_no_line, check_dup_keys]
+                  check_stop_no_line, check_dup_keys, check_tool_failure_retryable]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]
