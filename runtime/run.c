@@ -35,6 +35,7 @@
 #include "runtime/context.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
+#include "runtime/ledger/ledger.h"
 #include "runtime/rmtree.h"
 #include "runtime/run.h"
 #include "runtime/stale.h"
@@ -205,30 +206,13 @@ static int stage_context(struct run_ctx *c)
 static int stage_secrets(struct run_ctx *c)
 {
 	char err[512];
-	const char *home = getenv("HOME"), *xdg = getenv("XDG_STATE_HOME");
-	int w;
 
 	if (secrets_load(c->o->secrets, &c->secrets, err, sizeof(err)) != 0) {
 		HARNESS(c, "secrets", "%.900s", err);
 		return -1;
 	}
-	/* The ledger must be the same for every run of a host (replay and
-	 * daily budgets span runs), so the default is a fixed place. */
-	if (c->o->state_dir != NULL)
-		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s", c->o->state_dir);
-	else if (!c->rootless)
-		w = snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/cordon");
-	else if (xdg != NULL && xdg[0] == '/')
-		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s/cordon", xdg);
-	else if (home != NULL && home[0] == '/')
-		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s/.local/state/cordon", home);
-	else
-		/* No place for it: a run that makes no budgeted or side-effect
-		 * call does not need one, and such a call is refused then
-		 * (bridge.c), so nothing runs without its ledger. */
-		w = snprintf(c->state_dir, sizeof(c->state_dir), "%s", "");
-	if (w >= (int)sizeof(c->state_dir)) {
-		HARNESS(c, "ledger", "state directory path too long");
+	if (ledger_state_dir(c->o->state_dir, c->rootless, c->state_dir, sizeof(c->state_dir), err, sizeof(err)) != 0) {
+		HARNESS(c, "ledger", "%s", err);
 		return -1;
 	}
 	return 0;

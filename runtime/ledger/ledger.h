@@ -111,4 +111,13 @@ int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const c
 /* Drops the per-execution counters of exec_id (the run is over). */
 int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n);
 
+/* ---- by hand: `cordon ledger list|show|forget` (docs/ledger.md) ---------- */
+
+/* The state directory of `cordon run` and `cordon ledger`: given when not
+ * NULL; else /var/lib/cordon as root (rootless 0), $XDG_STATE_HOME/cordon
+ * or $HOME/.local/state/cordon otherwise (absolute paths only); "" when
+ * there is none of those.  A fixed place, because replay records and daily
+ * budgets span runs.  Returns 0, or -1 with err when it does not fit. */
+int ledger_state_dir(const char *given, int rootless, char *dir, size_t n, char *err, size_t en);
+
 #endif
