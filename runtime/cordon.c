@@ -5,16 +5,25 @@
  * validates it completely (runtime/blob_load.c) and, with --trusted-key,
  * refuses anything not signed by that key.  `run` executes one program under
  * the policy (runtime/run.c); `check-policy` takes the same loading path so
- * an operator can test an artifact on the host that will run it.
+ * an operator can test an artifact on the host that will run it; `ledger`
+ * lists, shows and forgets replay records (runtime/ledger/: the decisions
+ * are there, this file parses and prints).
  */
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <sodium.h>
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "runtime/ledger/ledger.h"
 #include "runtime/run.h"
 
 #define EXIT_NO 1
@@ -42,6 +51,21 @@ static void usage(FILE *f)
 		   "                 load and validate BLOB exactly as a run would: format,\n"
 		   "                 arch of this host, every field, SHA-256, and with\n"
 		   "                 --trusted-key an Ed25519 signature by that key\n"
+		   "  ledger list [--app APP] [--tool TOOL] [--tenant T] [--user U]\n"
+		   "      [--state pending|done|in_doubt] [--json]\n"
+		   "  ledger show [--tenant T] [--user U] [--json] APP TOOL MESSAGE_ID\n"
+		   "  ledger forget [--tenant T] [--user U] [--force] --reason TEXT\n"
+		   "      APP TOOL MESSAGE_ID\n"
+		   "  ledger forgotten [--json]\n"
+		   "                 the side-effect replay records of the ledger under\n"
+		   "                 --state-dir DIR (each takes it; the default is\n"
+		   "                 cordon run's): list them, show one with its recorded\n"
+		   "                 answer, forget one (deleted, with a row in the forget\n"
+		   "                 log: time, uid, key, state, reason; a pending record\n"
+		   "                 whose supervisor still runs only with --force), or\n"
+		   "                 print the forget log.  --tenant and --user narrow a\n"
+		   "                 MESSAGE_ID used by several.  Exit 0 ok, 1 not found\n"
+		   "                 (or refused, or the ledger unreadable), 2 usage error\n"
 		   "  --help         this text\n"
 		   "  --version      version and blob format\n\n"
 		   "Not built yet: serve (see README).\n"
@@ -147,6 +171,375 @@ static int cmd_run(int argc, char **argv)
 	return run_execute(&o);
 }
 
+/* ---- cordon ledger ------------------------------------------------------ */
+
+struct ledger_opts {
+	const char *state_dir, *reason;
+	struct ledger_filter f;
+	int json, force;
+};
+
+/* Text for a terminal: a control byte in a name (a user id from a request
+ * context) could move the cursor or fake a line; it is shown as \xNN. */
+static void put_text(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			printf("\\x%02X", c);
+		else
+			putchar(c);
+	}
+}
+
+/* "APP TOOL tenant=T user=U message=M", as list and forgotten print it. */
+static void put_key(const char *app, const char *tool, const char *tenant, const char *user, const char *mid)
+{
+	put_text(app);
+	putchar(' ');
+	put_text(tool);
+	fputs(" tenant=", stdout);
+	put_text(tenant);
+	fputs(" user=", stdout);
+	put_text(user);
+	fputs(" message=", stdout);
+	put_text(mid);
+}
+
+static const char *owner_word(enum ledger_owner_state o)
+{
+	switch (o) {
+	case LEDGER_OWNER_ALIVE:
+		return "running";
+	case LEDGER_OWNER_GONE:
+		return "gone";
+	case LEDGER_OWNER_UNKNOWN:
+		return "unknown";
+	default:
+		return "-";
+	}
+}
+
+static void put_time(int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char buf[32];
+
+	if (gmtime_r(&tt, &tm) == NULL || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, sizeof(buf), "%" PRId64, t);
+	fputs(buf, stdout);
+}
+
+static cJSON *record_json(const struct ledger_record *r, int with_response)
+{
+	cJSON *o = cJSON_CreateObject(), *resp;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "app", r->app);
+	cJSON_AddStringToObject(o, "tenant", r->tenant);
+	cJSON_AddStringToObject(o, "user", r->user);
+	cJSON_AddStringToObject(o, "tool", r->tool);
+	cJSON_AddStringToObject(o, "messageId", r->message_id);
+	cJSON_AddStringToObject(o, "state", r->owner == LEDGER_OWNER_GONE ? "in_doubt" : r->state);
+	cJSON_AddStringToObject(o, "execId", r->exec_id);
+	cJSON_AddNumberToObject(o, "created", (double)r->created);
+	cJSON_AddNumberToObject(o, "updated", (double)r->updated);
+	cJSON_AddStringToObject(o, "paramsSha256", r->params_sha256);
+	if (r->response == NULL) {
+		cJSON_AddNumberToObject(o, "ownerPid", (double)r->owner_pid);
+		cJSON_AddStringToObject(o, "owner", owner_word(r->owner));
+	}
+	if (with_response && r->response != NULL) {
+		resp = cJSON_Parse(r->response);
+		cJSON_AddItemToObject(o, "response", resp != NULL ? resp : cJSON_CreateString(r->response));
+	}
+	return o;
+}
+
+static int list_one(const struct ledger_record *r, void *arg)
+{
+	cJSON *all = arg, *o;
+
+	if (all != NULL) {
+		if ((o = record_json(r, 0)) == NULL)
+			return -1;
+		cJSON_AddItemToArray(all, o);
+		return 0;
+	}
+	printf("%-8s ", r->owner == LEDGER_OWNER_GONE ? "in_doubt" : r->state);
+	put_key(r->app, r->tool, r->tenant, r->user, r->message_id);
+	fputs(" created=", stdout);
+	put_time(r->created);
+	fputs(" updated=", stdout);
+	put_time(r->updated);
+	fputs(" exec=", stdout);
+	put_text(r->exec_id);
+	putchar('\n');
+	return 0;
+}
+
+/* The one record show and forget name, and its whole key. */
+struct ledger_pick {
+	int count;
+	char *tenant, *user;
+	cJSON *shown; /* the record with its answer, copied while its row lives */
+};
+
+static int pick_one(const struct ledger_record *r, void *arg)
+{
+	struct ledger_pick *p = arg;
+
+	if (++p->count > 1) {
+		fprintf(stderr, "cordon ledger: message also used by tenant \"%s\" user \"%s\"\n", r->tenant, r->user);
+		return 0;
+	}
+	free(p->tenant);
+	free(p->user);
+	p->tenant = strdup(r->tenant);
+	p->user = strdup(r->user);
+	cJSON_Delete(p->shown);
+	p->shown = record_json(r, 1);
+	if (p->tenant == NULL || p->user == NULL || p->shown == NULL)
+		return -1;
+	return 0;
+}
+
+static int ledger_usage(const char *msg)
+{
+	fprintf(stderr, "cordon ledger: %s\nTry 'cordon --help'.\n", msg);
+	return EXIT_USAGE;
+}
+
+static void show_record(const cJSON *o)
+{
+	static const char *const keys[] = { "state", "app", "tool", "tenant", "user", "messageId", "execId",
+					     "paramsSha256", "owner", "ownerPid" };
+	const cJSON *it;
+	char *resp;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		it = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+		if (it == NULL)
+			continue;
+		printf("%s: ", keys[i]);
+		if (cJSON_IsString(it))
+			put_text(it->valuestring);
+		else
+			printf("%.0f", it->valuedouble);
+		putchar('\n');
+	}
+	fputs("created: ", stdout);
+	put_time((int64_t)cJSON_GetObjectItemCaseSensitive(o, "created")->valuedouble);
+	fputs("\nupdated: ", stdout);
+	put_time((int64_t)cJSON_GetObjectItemCaseSensitive(o, "updated")->valuedouble);
+	putchar('\n');
+	it = cJSON_GetObjectItemCaseSensitive(o, "response");
+	if (it != NULL && (resp = cJSON_Print(it)) != NULL) {
+		printf("response: %s\n", resp);
+		free(resp);
+	}
+}
+
+static int forgotten_one(const struct ledger_forgotten *r, void *arg)
+{
+	cJSON *all = arg, *o;
+
+	if (all != NULL) {
+		if ((o = cJSON_CreateObject()) == NULL)
+			return -1;
+		cJSON_AddNumberToObject(o, "time", (double)r->time);
+		cJSON_AddNumberToObject(o, "uid", (double)r->uid);
+		cJSON_AddStringToObject(o, "app", r->app);
+		cJSON_AddStringToObject(o, "tenant", r->tenant);
+		cJSON_AddStringToObject(o, "user", r->user);
+		cJSON_AddStringToObject(o, "tool", r->tool);
+		cJSON_AddStringToObject(o, "messageId", r->message_id);
+		cJSON_AddStringToObject(o, "state", r->state);
+		cJSON_AddStringToObject(o, "execId", r->exec_id);
+		cJSON_AddBoolToObject(o, "forced", r->forced);
+		cJSON_AddStringToObject(o, "reason", r->reason);
+		cJSON_AddItemToArray(all, o);
+		return 0;
+	}
+	put_time(r->time);
+	printf(" uid=%" PRId64 " state=", r->uid);
+	put_text(r->state);
+	putchar(' ');
+	put_key(r->app, r->tool, r->tenant, r->user, r->message_id);
+	fputs(r->forced ? " forced reason=" : " reason=", stdout);
+	put_text(r->reason);
+	putchar('\n');
+	return 0;
+}
+
+static int cmd_ledger(int argc, char **argv)
+{
+	static const struct option opts[] = { { "state-dir", required_argument, NULL, 's' },
+					      { "app", required_argument, NULL, 'a' },
+					      { "tool", required_argument, NULL, 't' },
+					      { "tenant", required_argument, NULL, 'T' },
+					      { "user", required_argument, NULL, 'u' },
+					      { "state", required_argument, NULL, 'S' },
+					      { "reason", required_argument, NULL, 'r' },
+					      { "force", no_argument, NULL, 'f' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	struct ledger_opts o;
+	struct ledger_pick pick = { 0 };
+	struct ledger *l = NULL;
+	cJSON *all = NULL;
+	const char *verb;
+	char dir[PATH_MAX], err[600], prev[16];
+	int c, rc = EXIT_USAGE, nargs, r;
+
+	memset(&o, 0, sizeof(o));
+	/* Options go before or after the verb (--state-dir DIR list, or
+	 * list --state-dir DIR): the verb is the first word that is not one. */
+	while ((c = getopt_long(argc, argv, "s:a:t:T:u:S:r:fjh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': o.state_dir = optarg; break;
+		case 'a': o.f.app = optarg; break;
+		case 't': o.f.tool = optarg; break;
+		case 'T': o.f.tenant = optarg; break;
+		case 'u': o.f.user = optarg; break;
+		case 'S': o.f.state = optarg; break;
+		case 'r': o.reason = optarg; break;
+		case 'f': o.force = 1; break;
+		case 'j': o.json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: return ledger_usage("bad option");
+		}
+	}
+	if (optind >= argc)
+		return ledger_usage("needs list, show, forget or forgotten");
+	verb = argv[optind++];
+	nargs = argc - optind;
+	/* Each verb takes only its own options: a --reason given to list is
+	 * a mistake to point out, not to ignore. */
+	if (strcmp(verb, "list") == 0) {
+		if (nargs != 0 || o.reason || o.force)
+			return ledger_usage("list takes --app, --tool, --tenant, --user, --state, --json and no arguments");
+		if (o.f.state && strcmp(o.f.state, "pending") && strcmp(o.f.state, "done") &&
+		    strcmp(o.f.state, "in_doubt"))
+			return ledger_usage("--state is pending, done or in_doubt");
+	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "forget") == 0) {
+		int forget = verb[0] == 'f';
+
+		if (nargs != 3 || o.f.app || o.f.tool || o.f.state || (!forget && (o.reason || o.force)) ||
+		    (forget && o.json))
+			return ledger_usage(forget ? "forget takes APP TOOL MESSAGE_ID, --reason TEXT, and --tenant, "
+						     "--user, --force"
+						   : "show takes APP TOOL MESSAGE_ID, and --tenant, --user, --json");
+		if (forget && (o.reason == NULL || o.reason[0] == '\0'))
+			return ledger_usage("forget needs --reason TEXT: the forget log keeps why");
+		o.f.app = argv[optind];
+		o.f.tool = argv[optind + 1];
+		o.f.message_id = argv[optind + 2];
+	} else if (strcmp(verb, "forgotten") == 0) {
+		if (nargs != 0 || o.reason || o.force || o.f.app || o.f.tool || o.f.tenant || o.f.user || o.f.state)
+			return ledger_usage("forgotten takes --json and no arguments");
+	} else {
+		return ledger_usage("needs list, show, forget or forgotten");
+	}
+
+	rc = EXIT_NO;
+	if (ledger_state_dir(o.state_dir, geteuid() != 0, dir, sizeof(dir), err, sizeof(err)) != 0) {
+		fprintf(stderr, "cordon ledger: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (!ledger_exists(dir)) {
+		fprintf(stderr, "cordon ledger: no ledger in %s\n", dir[0] ? dir : "(no state directory: give --state-dir)");
+		return EXIT_NO;
+	}
+	if (ledger_open(dir, &l, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cordon ledger: %s\n", err);
+		return EXIT_NO;
+	}
+	if (o.json && (all = cJSON_CreateArray()) == NULL)
+		goto oom;
+	if (strcmp(verb, "list") == 0 || strcmp(verb, "forgotten") == 0) {
+		r = verb[0] == 'l' ? ledger_replay_list(l, &o.f, list_one, all, err, sizeof(err))
+				   : ledger_forget_log(l, forgotten_one, all, err, sizeof(err));
+		if (r != 0)
+			goto failed;
+		if (all != NULL) {
+			char *text = cJSON_Print(all);
+
+			if (text == NULL)
+				goto oom;
+			printf("%s\n", text);
+			free(text);
+		}
+		rc = 0;
+		goto out;
+	}
+	/* show, forget: exactly one record, whoever's it is when --tenant
+	 * and --user are not given. */
+	if (ledger_replay_list(l, &o.f, pick_one, &pick, err, sizeof(err)) != 0)
+		goto failed;
+	if (pick.count == 0) {
+		fprintf(stderr, "cordon ledger: no record of message %s for %s %s\n", o.f.message_id, o.f.app, o.f.tool);
+		goto out;
+	}
+	if (pick.count > 1) {
+		fprintf(stderr, "cordon ledger: %d records of message %s; name one with --tenant and --user\n",
+			pick.count, o.f.message_id);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (verb[0] == 's') {
+		char *text;
+
+		if (o.json) {
+			if ((text = cJSON_Print(pick.shown)) == NULL)
+				goto oom;
+			printf("%s\n", text);
+			free(text);
+		} else {
+			show_record(pick.shown);
+		}
+		rc = 0;
+		goto out;
+	}
+	o.f.tenant = pick.tenant;
+	o.f.user = pick.user;
+	switch (ledger_replay_forget(l, &o.f, o.reason, o.force, (uint32_t)getuid(), prev, sizeof(prev), err,
+				     sizeof(err))) {
+	case LEDGER_FORGOT:
+		printf("forgot %s %s message %s (tenant \"%s\", user \"%s\"), was %s\n", o.f.app, o.f.tool,
+		       o.f.message_id, pick.tenant, pick.user, prev);
+		rc = 0;
+		break;
+	case LEDGER_FORGET_NOT_FOUND:
+		fprintf(stderr, "cordon ledger: the record went meanwhile\n");
+		break;
+	case LEDGER_FORGET_OWNER_ALIVE:
+		fprintf(stderr,
+			"cordon ledger: the record is pending and its supervisor may still be running the tool; "
+			"forgetting it lets the next call run the tool again beside it (--force to do it anyway)\n");
+		break;
+	default:
+		goto failed;
+	}
+	goto out;
+oom:
+	snprintf(err, sizeof(err), "out of memory");
+failed:
+	fprintf(stderr, "cordon ledger: %s\n", err);
+	rc = EXIT_NO;
+out:
+	cJSON_Delete(all);
+	cJSON_Delete(pick.shown);
+	free(pick.tenant);
+	free(pick.user);
+	ledger_close(l);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (sodium_init() < 0) {
@@ -169,6 +562,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check-policy") == 0)
 		return cmd_check_policy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "ledger") == 0)
+		return cmd_ledger(argc - 1, argv + 1);
 	fprintf(stderr, "cordon: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

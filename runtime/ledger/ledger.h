@@ -120,4 +120,73 @@ int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n);
  * budgets span runs.  Returns 0, or -1 with err when it does not fit. */
 int ledger_state_dir(const char *given, int rootless, char *dir, size_t n, char *err, size_t en);
 
+/* 1 when state_dir holds a ledger, else 0; creates nothing (a listing
+ * must not make a ledger where there was none). */
+int ledger_exists(const char *state_dir);
+
+enum ledger_owner_state {
+	LEDGER_OWNER_NONE = 0, /* done: no owner */
+	LEDGER_OWNER_ALIVE,    /* pending, its supervisor still runs: the tool may be running */
+	LEDGER_OWNER_GONE,     /* pending, its supervisor is gone: in doubt */
+	LEDGER_OWNER_UNKNOWN,  /* pending, cannot tell from here (another pid namespace) */
+};
+
+/* One replay record as it is stored; the strings live as long as the
+ * callback that gets it runs. */
+struct ledger_record {
+	const char *app, *tenant, *user, *tool, *message_id;
+	const char *state;    /* "pending" or "done" */
+	const char *params_sha256, *exec_id;
+	const char *response; /* done: the recorded answer; pending: NULL */
+	int64_t created, updated; /* Unix seconds */
+	int64_t owner_pid;
+	enum ledger_owner_state owner;
+};
+
+/* Which records: each field NULL for any, else exactly it.  state is
+ * "pending", "done" or "in_doubt" (pending, its owner gone). */
+struct ledger_filter {
+	const char *app, *tenant, *user, *tool, *message_id, *state;
+};
+
+typedef int (*ledger_record_fn)(const struct ledger_record *r, void *arg);
+
+/* Calls fn for each matching record, oldest first, inside one read
+ * transaction (it blocks no supervisor: WAL).  A non-zero return of fn
+ * stops the walk and is returned.  Returns 0, or -1 with err. */
+int ledger_replay_list(struct ledger *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg, char *err,
+		       size_t n);
+
+enum ledger_forget {
+	LEDGER_FORGOT = 0,          /* deleted, and the forget log has its row */
+	LEDGER_FORGET_NOT_FOUND,    /* no such record */
+	LEDGER_FORGET_OWNER_ALIVE,  /* pending under an owner that may still run its tool; force not given */
+	LEDGER_FORGET_ERROR,        /* err filled */
+};
+
+/*
+ * Deletes one replay record, named by every key field of key (app, tenant,
+ * user, tool, message_id; state is ignored), and in the same transaction
+ * adds a row to the forget log: time, uid, the key, the state it had, its
+ * execution, whether forced, reason (non-empty).  Both or neither.  A
+ * pending record whose owner is alive or cannot be judged is refused
+ * unless force: its tool may be running, and the next call would run it
+ * again beside it.  prev (may be NULL) gets the state it had.
+ */
+enum ledger_forget ledger_replay_forget(struct ledger *l, const struct ledger_filter *key, const char *reason,
+					int force, uint32_t uid, char *prev, size_t pn, char *err, size_t n);
+
+/* One row of the forget log. */
+struct ledger_forgotten {
+	int64_t time;
+	int64_t uid;
+	const char *app, *tenant, *user, *tool, *message_id, *state, *exec_id, *reason;
+	int forced;
+};
+
+typedef int (*ledger_forgotten_fn)(const struct ledger_forgotten *r, void *arg);
+
+/* The forget log, oldest first, as ledger_replay_list() walks records. */
+int ledger_forget_log(struct ledger *l, ledger_forgotten_fn fn, void *arg, char *err, size_t n);
+
 #endif

@@ -133,6 +133,25 @@ static const char *const ledger_steps[] = {
 	" owner_boot, owner_pidns, exec_id, created, updated FROM replay;"
 	"DROP TABLE replay;"
 	"ALTER TABLE replay_v3 RENAME TO replay;",
+	/* v4: the forget log of `cordon ledger forget`.  A table, not a file
+	 * beside the database: its row is written in the transaction that
+	 * deletes the record, so there is a row exactly when a record went,
+	 * and it has the database's owner and mode. */
+	"CREATE TABLE replay_forgotten ("
+	" time INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL,"
+	" app TEXT NOT NULL,"
+	" tenant TEXT NOT NULL,"
+	" user TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" message_id TEXT NOT NULL,"
+	" state TEXT NOT NULL,"
+	" exec_id TEXT NOT NULL,"
+	" params_sha256 TEXT NOT NULL,"
+	" response TEXT,"
+	" forced INTEGER NOT NULL,"
+	" reason TEXT NOT NULL"
+	");",
 };
 #define LEDGER_VERSION ((int)(sizeof(ledger_steps) / sizeof(ledger_steps[0])))
 
@@ -152,6 +171,11 @@ enum ledger_sql {
 	SQL_REPLAY_PUT,
 	SQL_REPLAY_DONE,
 	SQL_REPLAY_DROP,
+	SQL_BEGIN_READ,
+	SQL_REPLAY_LIST,
+	SQL_REPLAY_FORGET,
+	SQL_FORGET_LOG_PUT,
+	SQL_FORGET_LOG_LIST,
 	SQL_COUNT
 };
 
@@ -180,6 +204,23 @@ static const char *const ledger_sql_text[SQL_COUNT] = {
 	[SQL_REPLAY_DROP] = "DELETE FROM replay"
 			    " WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND message_id = ?5"
 			    " AND state = 'pending' AND owner_pid = ?6 AND owner_start = ?7 AND owner_boot = ?8",
+	/* A reader: in WAL mode it blocks no writer, so a listing piped into
+	 * a slow pager holds up no supervisor. */
+	[SQL_BEGIN_READ] = "BEGIN",
+	/* NULL binds match anything: one fixed statement, no SQL built from
+	 * the caller's words. */
+	[SQL_REPLAY_LIST] = "SELECT app, tenant, user, tool, message_id, state, params_sha256, exec_id, response,"
+			    " created, updated, owner_pid, owner_start, owner_boot, owner_pidns FROM replay"
+			    " WHERE (?1 IS NULL OR app = ?1) AND (?2 IS NULL OR tenant = ?2) AND (?3 IS NULL OR user = ?3)"
+			    " AND (?4 IS NULL OR tool = ?4) AND (?5 IS NULL OR message_id = ?5)"
+			    " AND (?6 IS NULL OR state = ?6) ORDER BY created, app, tenant, user, tool, message_id",
+	[SQL_REPLAY_FORGET] = "DELETE FROM replay"
+			      " WHERE app = ?1 AND tenant = ?2 AND user = ?3 AND tool = ?4 AND message_id = ?5",
+	[SQL_FORGET_LOG_PUT] = "INSERT INTO replay_forgotten (time, uid, app, tenant, user, tool, message_id, state,"
+			       " exec_id, params_sha256, response, forced, reason)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	[SQL_FORGET_LOG_LIST] = "SELECT time, uid, app, tenant, user, tool, message_id, state, exec_id, forced, reason"
+				" FROM replay_forgotten ORDER BY rowid",
 };
 
 /* Who a process is on this host: pid and start time (clock ticks since
@@ -1120,4 +1161,297 @@ static int replay_close(struct ledger *l, const struct ledger_call *c, const cha
 	ok = 1;
 out:
 	return ledger_tx_end(l, ok, err, n);
+}
+
+/* ---- by hand: cordon ledger ------------------------------------------- */
+
+int ledger_exists(const char *state_dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int w;
+
+	if (state_dir == NULL || state_dir[0] == '\0')
+		return 0;
+	w = snprintf(path, sizeof(path), "%s/%s", state_dir, LEDGER_FILE);
+	return w > 0 && (size_t)w < sizeof(path) && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A read transaction, under the mutex; ended by ledger_tx_end(). */
+static int ledger_read_begin(struct ledger *l, char *err, size_t n)
+{
+	if (l->self.pid != getpid()) {
+		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
+		return -1;
+	}
+	pthread_mutex_lock(&l->mu);
+	if (ledger_run(l, SQL_BEGIN_READ, NULL, 0, 0, 0, "starting a transaction", err, n) != 0) {
+		pthread_mutex_unlock(&l->mu);
+		return -1;
+	}
+	return 0;
+}
+
+/* Ends a walk of st begun by ledger_read_begin(): stop is what the
+ * callback returned, rc the last step's code.  Returns stop, or -1 with
+ * err when the walk failed. */
+static int ledger_read_end(struct ledger *l, sqlite3_stmt *st, int rc, int stop, const char *what, char *err,
+			   size_t n)
+{
+	if (!stop && rc != SQLITE_DONE) {
+		ledger_dberr(l, what, err, n);
+		stop = -1;
+	}
+	ledger_done(st);
+	/* Nothing was written: the end of a reader cannot lose anything. */
+	ledger_tx_end(l, 0, NULL, 0);
+	return stop;
+}
+
+/* The record at the current row of SQL_REPLAY_LIST, its owner judged. */
+static void record_of_row(struct ledger *l, sqlite3_stmt *st, struct ledger_record *r)
+{
+	struct ledger_owner o;
+
+	memset(r, 0, sizeof(*r));
+	r->app = col_text(st, 0);
+	r->tenant = col_text(st, 1);
+	r->user = col_text(st, 2);
+	r->tool = col_text(st, 3);
+	r->message_id = col_text(st, 4);
+	r->state = col_text(st, 5);
+	r->params_sha256 = col_text(st, 6);
+	r->exec_id = col_text(st, 7);
+	r->response = sqlite3_column_type(st, 8) == SQLITE_NULL ? NULL : col_text(st, 8);
+	r->created = sqlite3_column_int64(st, 9);
+	r->updated = sqlite3_column_int64(st, 10);
+	r->owner_pid = sqlite3_column_int64(st, 11);
+	if (strcmp(r->state, "pending") != 0)
+		return;
+	/* The same judgement ledger_replay_begin() makes: only a definite
+	 * "gone" is in doubt. */
+	memset(&o, 0, sizeof(o));
+	o.pid = r->owner_pid;
+	o.start = sqlite3_column_int64(st, 12);
+	snprintf(o.boot, sizeof(o.boot), "%s", col_text(st, 13));
+	o.pidns = sqlite3_column_int64(st, 14);
+	switch (owner_check(&l->self, &o)) {
+	case OWNER_GONE:
+		r->owner = LEDGER_OWNER_GONE;
+		break;
+	case OWNER_ALIVE:
+		r->owner = LEDGER_OWNER_ALIVE;
+		break;
+	default:
+		r->owner = LEDGER_OWNER_UNKNOWN;
+		break;
+	}
+}
+
+static int filter_ok(const struct ledger_filter *f, char *err, size_t n)
+{
+	const char *v[] = { f->app, f->tenant, f->user, f->tool, f->message_id };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i] != NULL && !id_ok(v[i], 1)) {
+			ledger_errf(err, n, "ledger: a key field over %d bytes", LEDGER_MAX_ID);
+			return 0;
+		}
+	if (f->state != NULL && strcmp(f->state, "pending") != 0 && strcmp(f->state, "done") != 0 &&
+	    strcmp(f->state, "in_doubt") != 0) {
+		ledger_errf(err, n, "ledger: state must be pending, done or in_doubt");
+		return 0;
+	}
+	return 1;
+}
+
+int ledger_replay_list(struct ledger *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg, char *err,
+		       size_t n)
+{
+	const struct ledger_filter any = { 0 };
+	const char *state;
+	struct ledger_record r;
+	sqlite3_stmt *st;
+	int rc = SQLITE_OK, stop = 0, in_doubt;
+
+	if (l == NULL || fn == NULL) {
+		ledger_errf(err, n, "ledger: list needs a ledger and a callback");
+		return -1;
+	}
+	if (f == NULL)
+		f = &any;
+	if (!filter_ok(f, err, n))
+		return -1;
+	in_doubt = f->state != NULL && strcmp(f->state, "in_doubt") == 0;
+	state = in_doubt ? "pending" : f->state;
+	if (ledger_read_begin(l, err, n) != 0)
+		return -1;
+	st = ledger_stmt(l, SQL_REPLAY_LIST, err, n);
+	if (st == NULL) {
+		ledger_tx_end(l, 0, NULL, 0);
+		return -1;
+	}
+	{
+		const char *key[6] = { f->app, f->tenant, f->user, f->tool, f->message_id, state };
+
+		for (int i = 0; i < 6 && rc == SQLITE_OK; i++)
+			rc = key[i] != NULL ? sqlite3_bind_text(st, i + 1, key[i], -1, SQLITE_STATIC)
+					    : sqlite3_bind_null(st, i + 1);
+	}
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		record_of_row(l, st, &r);
+		if (in_doubt && r.owner != LEDGER_OWNER_GONE)
+			continue;
+		if ((stop = fn(&r, arg)) != 0)
+			break;
+	}
+	return ledger_read_end(l, st, rc, stop, "listing replay records", err, n);
+}
+
+/* Writes the forget log's row for the record at st's current row. */
+static int forget_log_put(struct ledger *l, sqlite3_stmt *row, const char *reason, int force, uint32_t uid,
+			  char *err, size_t n)
+{
+	sqlite3_stmt *st = ledger_stmt(l, SQL_FORGET_LOG_PUT, err, n);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_bind_int64(st, 1, (int64_t)time(NULL));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 2, (int64_t)uid);
+	/* app, tenant, user, tool, message_id, state from the record, then
+	 * exec_id, params_sha256, response. */
+	for (int i = 0; i < 6 && rc == SQLITE_OK; i++)
+		rc = sqlite3_bind_text(st, 3 + i, col_text(row, i), -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 9, col_text(row, 7), -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 10, col_text(row, 6), -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_column_type(row, 8) == SQLITE_NULL
+			     ? sqlite3_bind_null(st, 11)
+			     : sqlite3_bind_text(st, 11, col_text(row, 8), -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(st, 12, force ? 1 : 0);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 13, reason, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	ledger_done(st);
+	if (rc != SQLITE_DONE)
+		return ledger_dberr(l, "writing the forget log", err, n);
+	return 0;
+}
+
+enum ledger_forget ledger_replay_forget(struct ledger *l, const struct ledger_filter *key, const char *reason,
+					int force, uint32_t uid, char *prev, size_t pn, char *err, size_t n)
+{
+	enum ledger_forget res = LEDGER_FORGET_ERROR;
+	struct ledger_record r;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_OK, ok = 0;
+
+	if (prev != NULL && pn != 0)
+		prev[0] = '\0';
+	if (l == NULL || key == NULL || key->app == NULL || key->tenant == NULL || key->user == NULL ||
+	    key->tool == NULL || key->message_id == NULL || reason == NULL || reason[0] == '\0') {
+		ledger_errf(err, n, "ledger: forget needs the whole key (app, tenant, user, tool, message id) and a reason");
+		return LEDGER_FORGET_ERROR;
+	}
+	if (!filter_ok(&(struct ledger_filter){ key->app, key->tenant, key->user, key->tool, key->message_id, NULL },
+		       err, n))
+		return LEDGER_FORGET_ERROR;
+	/* A write transaction from the first read: the record judged is the
+	 * record deleted, and a supervisor cannot take it meanwhile. */
+	if (ledger_tx_begin(l, err, n) != 0)
+		return LEDGER_FORGET_ERROR;
+	st = ledger_stmt(l, SQL_REPLAY_LIST, err, n);
+	if (st == NULL)
+		goto out;
+	{
+		const char *k[5] = { key->app, key->tenant, key->user, key->tool, key->message_id };
+
+		rc = bind_texts(st, k, 5);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_null(st, 6);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		res = LEDGER_FORGET_NOT_FOUND;
+		ok = 1;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		ledger_dberr(l, "reading the replay record", err, n);
+		goto out;
+	}
+	record_of_row(l, st, &r);
+	if (prev != NULL && pn != 0)
+		snprintf(prev, pn, "%s", r.state);
+	if (!force && (r.owner == LEDGER_OWNER_ALIVE || r.owner == LEDGER_OWNER_UNKNOWN)) {
+		res = LEDGER_FORGET_OWNER_ALIVE;
+		ok = 1;
+		goto out;
+	}
+	if (forget_log_put(l, st, reason, force, uid, err, n) != 0)
+		goto out;
+	ledger_done(st);
+	st = NULL;
+	{
+		const char *k[5] = { key->app, key->tenant, key->user, key->tool, key->message_id };
+
+		if (ledger_run(l, SQL_REPLAY_FORGET, k, 5, 0, 0, "deleting the replay record", err, n) != 0)
+			goto out;
+	}
+	res = LEDGER_FORGOT;
+	ok = 1;
+out:
+	if (st != NULL)
+		ledger_done(st);
+	/* A refusal or a miss wrote nothing: rolling back is the same. */
+	if (ledger_tx_end(l, ok && res == LEDGER_FORGOT, err, n) != 0 && res == LEDGER_FORGOT)
+		return LEDGER_FORGET_ERROR;
+	return ok ? res : LEDGER_FORGET_ERROR;
+}
+
+int ledger_forget_log(struct ledger *l, ledger_forgotten_fn fn, void *arg, char *err, size_t n)
+{
+	struct ledger_forgotten r;
+	sqlite3_stmt *st;
+	int rc, stop = 0;
+
+	if (l == NULL || fn == NULL) {
+		ledger_errf(err, n, "ledger: the forget log needs a ledger and a callback");
+		return -1;
+	}
+	if (ledger_read_begin(l, err, n) != 0)
+		return -1;
+	st = ledger_stmt(l, SQL_FORGET_LOG_LIST, err, n);
+	if (st == NULL) {
+		ledger_tx_end(l, 0, NULL, 0);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = (struct ledger_forgotten){
+			.time = sqlite3_column_int64(st, 0),
+			.uid = sqlite3_column_int64(st, 1),
+			.app = col_text(st, 2),
+			.tenant = col_text(st, 3),
+			.user = col_text(st, 4),
+			.tool = col_text(st, 5),
+			.message_id = col_text(st, 6),
+			.state = col_text(st, 7),
+			.exec_id = col_text(st, 8),
+			.forced = sqlite3_column_int(st, 9),
+			.reason = col_text(st, 10),
+		};
+		if ((stop = fn(&r, arg)) != 0)
+			break;
+	}
+	return ledger_read_end(l, st, rc, stop, "reading the forget log", err, n);
 }

@@ -324,10 +324,12 @@ static void assert_old_rows_kept(struct fx *f, const struct ledger_call *c)
 }
 
 /* The v3 keys, read from the schema: (app, tenant, user, tool, message_id) and
- * (app, tenant, user, tool, day), and the prune indexes still there. */
+ * (app, tenant, user, tool, day), and the prune indexes still there; the
+ * forget log of v4 after them. */
 static void assert_v3_schema(sqlite3 *db)
 {
-	assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), ledger_schema_version());
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'replay_forgotten'"), 1);
 	assert_int_equal(raw_int(db, "SELECT group_concat(name, ',') = 'app,tenant,user,tool,message_id' FROM"
 				     " (SELECT name FROM pragma_table_info('replay') WHERE pk > 0 ORDER BY pk)"),
 			 1);
@@ -1168,6 +1170,167 @@ static void test_replay_crashed_owner_in_doubt(void **state)
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "late", err, sizeof(err)), -1);
 }
 
+/* ---- by hand: list and forget ---------------------------------------- */
+
+struct seen {
+	int n;
+	char ids[8][32];
+	enum ledger_owner_state owner[8];
+	int responses;
+};
+
+static int seen_one(const struct ledger_record *r, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", r->message_id);
+		s->owner[s->n] = r->owner;
+	}
+	s->responses += r->response != NULL;
+	s->n++;
+	return 0;
+}
+
+static struct seen list_of(struct fx *f, struct ledger_filter flt)
+{
+	struct seen s;
+	char err[256];
+
+	memset(&s, 0, sizeof(s));
+	if (ledger_replay_list(f->l, &flt, seen_one, &s, err, sizeof(err)) != 0)
+		fail_msg("ledger_replay_list: %s", err);
+	return s;
+}
+
+static int logged_one(const struct ledger_forgotten *r, void *arg)
+{
+	struct ledger_forgotten *last = arg;
+
+	/* the strings die with the row: the test keeps what it checks */
+	assert_string_equal(r->app, "cafe");
+	last->time = r->time;
+	last->uid = r->uid;
+	last->forced = r->forced;
+	last->state = strcmp(r->state, "done") == 0 ? "done" : "pending";
+	last->reason = strcmp(r->reason, "fixed") == 0 ? "fixed" : "other";
+	last->message_id = strcmp(r->message_id, "m-done") == 0 ? "m-done" : "other";
+	return 0;
+}
+
+/* list sees every record with its owner judged, by any key field and by
+ * state (in_doubt: a pending record whose owner is gone); forget deletes
+ * one with a row in the forget log, refuses a pending record whose owner
+ * lives unless forced, and the forgotten id runs again. */
+static void test_list_and_forget(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger_call other = call_in("acme", call_of("cafe", "sms.send", "bob", "e1", "2024-05-01"));
+	struct ledger_filter key = { "cafe", "", "ann", "mail.send", "m-done", NULL };
+	struct ledger_forgotten last = { 0 };
+	char err[256], prev[16], sql[512], *resp = NULL;
+	struct seen s;
+	sqlite3 *db;
+
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m-done", "{\"ok\":true}", err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-mine", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_begin(f->l, &other, "m-sms", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	db = raw_open(f->db, 0);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO replay VALUES ('cafe', '', 'ann', 'mail.send', 'm-dead', '%s', 'pending', NULL, %d, 1,"
+		 " '', 0, 'e0', 5, 5)",
+		 DIG_A, (int)dead_pid());
+	raw_exec(db, sql);
+
+	s = list_of(f, (struct ledger_filter){ 0 });
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.responses, 1);
+	assert_string_equal(s.ids[0], "m-dead"); /* oldest first */
+	assert_int_equal(s.owner[0], LEDGER_OWNER_GONE);
+	assert_int_equal(list_of(f, (struct ledger_filter){ .state = "done" }).n, 1);
+	assert_int_equal(list_of(f, (struct ledger_filter){ .state = "pending" }).n, 3);
+	s = list_of(f, (struct ledger_filter){ .state = "in_doubt" });
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.ids[0], "m-dead");
+	s = list_of(f, (struct ledger_filter){ .tool = "mail.send", .message_id = "m-mine" });
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.owner[0], LEDGER_OWNER_ALIVE);
+	assert_int_equal(list_of(f, (struct ledger_filter){ .tenant = "acme", .user = "bob" }).n, 1);
+	assert_int_equal(list_of(f, (struct ledger_filter){ .app = "other" }).n, 0);
+	assert_int_equal(ledger_replay_list(f->l, &(struct ledger_filter){ .state = "maybe" }, seen_one, &s, err,
+					    sizeof(err)),
+			 -1);
+
+	/* forget: done, with its log row */
+	assert_int_equal(ledger_replay_forget(f->l, &key, "", 0, 7, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGET_ERROR);
+	assert_int_equal(ledger_replay_forget(f->l, &key, "fixed", 0, 4242, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGOT);
+	assert_string_equal(prev, "done");
+	assert_int_equal(ledger_replay_forget(f->l, &key, "fixed", 0, 4242, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGET_NOT_FOUND);
+	assert_int_equal(ledger_forget_log(f->l, logged_one, &last, err, sizeof(err)), 0);
+	assert_int_equal(last.uid, 4242);
+	assert_string_equal(last.state, "done");
+	assert_string_equal(last.reason, "fixed");
+	assert_string_equal(last.message_id, "m-done");
+	assert_true(llabs(last.time - (int64_t)time(NULL)) < 60);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay_forgotten"), 1);
+	/* the forgotten id runs again, with other params even */
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_B, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+
+	/* a pending record whose owner lives (this process): only forced */
+	key.message_id = "m-mine";
+	assert_int_equal(ledger_replay_forget(f->l, &key, "stuck", 0, 1, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGET_OWNER_ALIVE);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay_forgotten"), 1);
+	assert_int_equal(ledger_replay_forget(f->l, &key, "stuck", 1, 1, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGOT);
+	assert_string_equal(prev, "pending");
+	assert_int_equal(raw_int(db, "SELECT forced FROM replay_forgotten WHERE message_id = 'm-mine'"), 1);
+	/* in doubt: the owner is gone, no force needed */
+	key.message_id = "m-dead";
+	assert_int_equal(ledger_replay_forget(f->l, &key, "checked", 0, 1, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGOT);
+	/* the whole key: no wildcard deletes */
+	key.user = NULL;
+	assert_int_equal(ledger_replay_forget(f->l, &key, "x", 1, 1, prev, sizeof(prev), err, sizeof(err)),
+			 LEDGER_FORGET_ERROR);
+	sqlite3_close(db);
+}
+
+static void test_state_dir(void **state)
+{
+	char dir[64], err[64], longer[80];
+
+	(void)state;
+	setenv("HOME", "/home/ann", 1);
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	assert_int_equal(ledger_state_dir("/given", 1, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_string_equal(dir, "/given");
+	assert_int_equal(ledger_state_dir(NULL, 0, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_string_equal(dir, "/var/lib/cordon");
+	assert_int_equal(ledger_state_dir(NULL, 1, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_string_equal(dir, "/xdg/cordon");
+	setenv("XDG_STATE_HOME", "relative", 1);
+	assert_int_equal(ledger_state_dir(NULL, 1, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_string_equal(dir, "/home/ann/.local/state/cordon");
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	assert_int_equal(ledger_state_dir(NULL, 1, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_string_equal(dir, "");
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	assert_int_equal(ledger_state_dir(longer, 1, dir, sizeof(dir), err, sizeof(err)), -1);
+	assert_string_equal(err, "state directory path too long");
+}
+
 /* A handle does not cross fork(): the child gets an error, not a shared
  * connection. */
 static void test_handle_refused_in_child(void **state)
@@ -1217,6 +1380,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replay_other_process_waits, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_crashed_owner_in_doubt, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_handle_refused_in_child, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_list_and_forget, setup_open, teardown),
+		cmocka_unit_test(test_state_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
