@@ -23,6 +23,7 @@
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
 #include "runtime/run.h"
 
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
 		   "      [--agent NAME] [--run-dir DIR] [--trusted-key KEY.pub]\n"
-		   "      [--state-dir DIR] [--secrets FILE]\n"
+		   "      [--state-dir DIR] [--secrets FILE] [--host-ids FIRST:COUNT]\n"
 		   "                 run FILE (Python) in the sandbox the policy describes and\n"
 		   "                 print one result JSON.  The program calls the tools of\n"
 		   "                 --agent (narrowed by the context's \"tools\") through the\n"
@@ -44,6 +45,10 @@ static void usage(FILE *f)
 		   "                 ledger under --state-dir (default /var/lib/cordon as root,\n"
 		   "                 ~/.local/state/cordon otherwise); --secrets is a NAME=value\n"
 		   "                 file for the tools' env_from (else the environment).\n"
+		   "                 As root the executor runs as a host uid/gid leased for\n"
+		   "                 this run from --host-ids (FIRST:COUNT or FIRST-LAST,\n"
+		   "                 default " HOSTID_RANGE_DEFAULT_TEXT "), one that no account,\n"
+		   "                 group, subordinate range or other run has.\n"
 		   "                 Exit 0 succeeded, 1 failed or a\n"
 		   "                 limit was hit, 124 timed out, 125 harness error,\n"
 		   "                 130 cancelled, 2 usage error\n"
@@ -136,13 +141,16 @@ static int cmd_run(int argc, char **argv)
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
+					      { "host-ids", required_argument, NULL, 'H' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct run_opts o;
+	struct hostid_range hr;
+	char err[256];
 	int c;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:s:S:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:s:S:H:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.policy = optarg; break;
 		case 'c': o.code = optarg; break;
@@ -159,6 +167,7 @@ static int cmd_run(int argc, char **argv)
 		case 'k': o.trusted_key = optarg; break;
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;
+		case 'H': o.host_ids = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}
@@ -166,6 +175,20 @@ static int cmd_run(int argc, char **argv)
 	if (optind != argc || o.policy == NULL || o.code == NULL) {
 		fprintf(stderr, "cordon run: needs --policy BLOB and --code FILE, and no other arguments\n"
 				"Try 'cordon --help'.\n");
+		return EXIT_USAGE;
+	}
+	/* Checked here so a typo is a usage error before anything runs; run.c
+	 * parses the same text again.  No environment variable: which host ids
+	 * a root process hands to untrusted code is said on its command line. */
+	if (o.host_ids != NULL && hostid_range_parse(o.host_ids, &hr, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cordon run: %s\n", err);
+		return EXIT_USAGE;
+	}
+	/* Rootless, the only host id an unprivileged caller may map is its
+	 * own: a range would be silently ignored, so it is refused. */
+	if (o.host_ids != NULL && geteuid() != 0) {
+		fprintf(stderr, "cordon run: --host-ids needs root; rootless, the executor runs as the caller "
+				"(docs/runtime.md, \"Host identity\")\n");
 		return EXIT_USAGE;
 	}
 	return run_execute(&o);

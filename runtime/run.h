@@ -17,6 +17,10 @@ struct run_opts {
 	const char *trusted_key;
 	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
 	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */
+	/* --host-ids FIRST:COUNT or FIRST-LAST, already checked by
+	 * hostid_range_parse() (runtime/hostid.h); NULL: HOSTID_RANGE_DEFAULT_TEXT.
+	 * Root only: rootless, the executor maps to the caller. */
+	const char *host_ids;
 };
 
 /* Exit codes of `cordon run` (DESIGN.md §4). */

@@ -194,4 +194,15 @@ expect_rc 2 "$CORDON" run --code x.py
 expect_err "needs --policy BLOB and --code FILE"
 expect_rc 2 "$CORDON" run --policy a --code b extra
 expect_rc 2 "$CORDON" run --bogus
+# --host-ids is checked before anything runs (runtime/hostid.h).
+expect_rc 2 "$CORDON" run --policy a --code b --host-ids 0:100
+expect_err "cordon run: --host-ids: '0:100' holds id 0 (root)"
+expect_rc 2 "$CORDON" run --policy a --code b --host-ids 4294967000-4294967295
+expect_err "which is (uid_t)-1"
+expect_rc 2 "$CORDON" run --policy a --code b --host-ids 010:5
+if [ "$(id -u)" -eq 0 ] && id cordon-test >/dev/null 2>&1; then
+	expect_rc 2 setpriv --reuid=cordon-test --regid=cordon-test --clear-groups \
+		"$T/bin/cordon" run --policy a --code b --host-ids 100000:10
+	expect_err "--host-ids needs root"
+fi
 pass "usage errors exit 2"
