@@ -35,6 +35,7 @@
 #include "runtime/context.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/launch.h"
+#include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
 #include "runtime/rmtree.h"
 #include "runtime/run.h"
@@ -78,6 +79,7 @@ struct run_ctx {
 	size_t stubs_len;
 	uint64_t ws_bytes_max, ws_inodes_max; /* the breach bounds (supervise.h) */
 	struct ws ws;
+	struct hostid_lease lease;      /* as root: the executor's host ids */
 	char kept_note[600];    /* what a kept run directory could not keep */
 	char sweep_note[256];   /* what the stale sweep could not remove */
 	struct cg_host cgh;
@@ -174,6 +176,40 @@ static int stage_policy(struct run_ctx *c)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* --- 1b. host identity ------------------------------------------------ */
+
+/* As root the executor's inside ids map to host ids leased for this run
+ * alone (hostid.h): never an account's, never another run's, so no local
+ * user can signal the sandbox, reach its socket or read its files, and no
+ * run can reach another's.  Rootless the caller is the only id the kernel
+ * lets us map. */
+static int stage_hostid(struct run_ctx *c)
+{
+	struct hostid_range r = { HOSTID_RANGE_DEFAULT_FIRST, HOSTID_RANGE_DEFAULT_COUNT };
+	char err[512];
+
+	if (c->rootless) {
+		c->host_uid = getuid();
+		c->host_gid = getgid();
+		return 0;
+	}
+	if (c->o->host_ids != NULL && hostid_range_parse(c->o->host_ids, &r, err, sizeof(err)) != 0) {
+		HARNESS(c, "identity", "%.900s", err);
+		return -1;
+	}
+	if (mkdir("/run/cordon", 0755) != 0 && errno != EEXIST) {
+		HARNESS(c, "identity", "host ids: mkdir /run/cordon: %s", strerror(errno));
+		return -1;
+	}
+	if (hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->lease, err, sizeof(err)) != 0) {
+		HARNESS(c, "identity", "host ids: %.900s", err);
+		return -1;
+	}
+	c->host_uid = c->lease.uid;
+	c->host_gid = c->lease.gid;
 	return 0;
 }
 
@@ -1119,6 +1155,7 @@ int run_execute(const struct run_opts *o)
 	}
 	c->o = o;
 	c->listen_fd = c->audit_fd = c->dir_fd = -1;
+	c->lease = (struct hostid_lease)HOSTID_LEASE_NONE;
 	ws_init(&c->ws, 0, 0, 0);
 	/* A child that died during setup closes the sync pipe under the
 	 * supervisor's write; that is a harness error to report, not a
@@ -1132,9 +1169,7 @@ int run_execute(const struct run_opts *o)
 	sodium_bin2hex(c->token, sizeof(c->token), rnd, 32);
 	sodium_memzero(rnd, sizeof(rnd));
 	c->rootless = geteuid() != 0;
-	if (stage_policy(c) == 0) {
-		c->host_uid = c->rootless ? getuid() : c->pol.exec.uid;
-		c->host_gid = c->rootless ? getgid() : c->pol.exec.gid;
+	if (stage_policy(c) == 0 && stage_hostid(c) == 0) {
 		ws_init(&c->ws, c->host_uid, c->host_gid, !c->rootless);
 		if (stage_context(c) == 0 && stage_secrets(c) == 0 && stage_rundir(c) == 0 && stage_tools(c) == 0 &&
 		    stage_plan(c) == 0 && stage_cgroup(c) == 0)
@@ -1160,6 +1195,8 @@ int run_execute(const struct run_opts *o)
 	ws_close(&c->ws);
 	if (c->temp_dir)
 		rundir_remove(c);
+	/* Last: every process and file of the executor's ids is gone now. */
+	hostid_release(&c->lease);
 	free(text);
 	free(r.out.buf);
 	free(r.err.buf);

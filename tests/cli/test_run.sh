@@ -76,10 +76,14 @@ PYEOF
 	fi
 	[ "$mode" = rootless ] && { [ "$(field "$T/r.json" 'r["enforcement"]["memory"]')" = rlimit-as-per-process ] || die "rootless memory layer"; }
 	[ "$(field "$T/r.json" 'r["artifacts"][0]["path"]')" = summary.txt ] || die "$mode: artifact"
-	for f in work/main.py work/user_code.py work/receipts.json out/result.json out/summary.txt result.json \
-		logs/tool-calls.jsonl; do
+	# The workspace was the sandbox's own tmpfs: a kept run directory has
+	# the supervisor's copies of out/ and logs/executor/, all private.
+	for f in out/result.json out/summary.txt result.json logs/tool-calls.jsonl logs/supervisor.log; do
 		[ -f "$rd/$f" ] || die "$mode: run directory lacks $f"
 	done
+	[ -e "$rd/work" ] && die "$mode: the run directory keeps work/"
+	[ "$(stat -c %a "$rd")" = 700 ] || die "$mode: run directory mode $(stat -c %a "$rd")"
+	[ "$(stat -c %a "$rd/out/summary.txt")" = 600 ] || die "$mode: out/summary.txt mode"
 	id=$(field "$T/r.json" 'r["executionId"]')
 	cmp -s "$rd/executed_programs/$id/user_code.py" "$T/user_code.py" || die "$mode: executed program not kept verbatim"
 	leftovers
