@@ -57,6 +57,17 @@ const char *policy_mount_type_name(uint32_t type)
 	return "?";
 }
 
+const char *policy_run_as_name(uint32_t run_as)
+{
+	switch (run_as) {
+	case CPOL_RUN_AS_DEDICATED: return "dedicated";
+	case CPOL_RUN_AS_SUPERVISOR: return "supervisor";
+	case CPOL_RUN_AS_USER: return "user";
+	case CPOL_RUN_AS_IDS: return "ids";
+	}
+	return "?";
+}
+
 const char *policy_section_name(uint32_t id)
 {
 	static const char *const names[CPOL_SEC_COUNT + 1] = {

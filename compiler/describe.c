@@ -282,6 +282,7 @@ static cJSON *describe_limits(const struct cpol_limits *l)
 		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", inspect_json_u64(l->ws_max_bytes));
 	else
 		cJSON_AddNullToObject(o, "maxExecWorkspaceBytes");
+	cJSON_AddNumberToObject(o, "maxExecWorkspaceEntries", l->ws_entries);
 	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", inspect_json_u64(l->monitor_ms));
 	cJSON_AddItemToObject(o, "maxOutputBytes", inspect_json_u64(l->max_output_bytes));
 	cJSON_AddItemToObject(o, "maxResultBytes", inspect_json_u64(l->max_result_bytes));

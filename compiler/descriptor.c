@@ -27,6 +27,7 @@ static const char *const runtime_keys[] = { "mode",
 					    "max_file_bytes",
 					    "max_exec_workspace_delta_bytes",
 					    "max_exec_workspace_bytes",
+					    "max_exec_workspace_entries",
 					    "workspace_monitor_interval_s",
 					    "max_output_bytes",
 					    "max_result_bytes",
@@ -56,6 +57,7 @@ static void limits_defaults(struct cpol_limits *l)
 	l->max_file_bytes = 100 * MiB;
 	l->ws_delta_bytes = 250 * MiB;
 	l->ws_max_bytes = 0;
+	l->ws_entries = 20000;
 	l->monitor_ms = 500;
 	l->max_output_bytes = 64 * KiB;
 	l->max_result_bytes = 64 * KiB;
@@ -100,6 +102,14 @@ static int limits_load(struct schema_ctx *c, const struct ynode *rt, struct cpol
 	if ((v = ymap_get(rt, "max_exec_workspace_bytes")) != NULL &&
 	    schema_size(c, v, "execution.runtime.max_exec_workspace_bytes", 1, TiB, &l->ws_max_bytes))
 		rc = -1;
+	/* Files and directories together: it becomes the workspace's inode
+	 * count, so the kernel bounds it at any depth. */
+	if ((v = ymap_get(rt, "max_exec_workspace_entries")) != NULL) {
+		if (schema_uint(c, v, "execution.runtime.max_exec_workspace_entries", 1, CPOL_MAX_WS_ENTRIES, &u) != 0)
+			rc = -1;
+		else
+			l->ws_entries = (uint32_t)u;
+	}
 	if ((v = ymap_get(rt, "workspace_monitor_interval_s")) != NULL &&
 	    schema_seconds(c, v, "execution.runtime.workspace_monitor_interval_s", 10, 60000, &l->monitor_ms))
 		rc = -1;

@@ -302,6 +302,7 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 	emit_put_u32(r + CPOL_LIM_PIDS, l->pids);
 	emit_put_u32(r + CPOL_LIM_OPEN_FILES, l->open_files);
 	emit_put_u32(r + CPOL_LIM_MODE, l->mode);
+	emit_put_u32(r + CPOL_LIM_WS_ENTRIES, l->ws_entries);
 	return 0;
 }
 
@@ -400,6 +401,13 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 		emit_range(r, CPOL_TOOL_PARAMS, t->params);
 		emit_range(r, CPOL_TOOL_CONSTRAINTS, t->constraints);
 		emit_put_u32(r + CPOL_TOOL_MAX_CALLS_PER_DAY, t->max_calls_per_day);
+		emit_put_u32(r + CPOL_TOOL_RUN_AS, t->run_as);
+		emit_put_u32(r + CPOL_TOOL_RUN_UID, t->run_uid);
+		emit_put_u32(r + CPOL_TOOL_RUN_GID, t->run_gid);
+		if (emit_str(c, r, CPOL_TOOL_RUN_USER, t->run_user) < 0)
+			return -1;
+		emit_put_u64(r + CPOL_TOOL_MEMORY_BYTES, t->memory_bytes);
+		emit_put_u32(r + CPOL_TOOL_PIDS, t->pids);
 	}
 	return 0;
 }

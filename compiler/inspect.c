@@ -144,6 +144,7 @@ static cJSON *json_limits(const struct cpol_limits *l)
 		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", inspect_json_u64(l->ws_max_bytes));
 	else
 		cJSON_AddNullToObject(o, "maxExecWorkspaceBytes");
+	cJSON_AddNumberToObject(o, "maxExecWorkspaceEntries", l->ws_entries);
 	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", inspect_json_u64(l->monitor_ms));
 	cJSON_AddItemToObject(o, "maxOutputBytes", inspect_json_u64(l->max_output_bytes));
 	cJSON_AddItemToObject(o, "maxResultBytes", inspect_json_u64(l->max_result_bytes));
@@ -176,6 +177,21 @@ static cJSON *json_executor(const struct cpol_policy *p)
 	return o;
 }
 
+/* {"kind": "dedicated"}, {"kind": "user", "user": NAME}, {"kind": "ids", "uid": N, "gid": M}. */
+static cJSON *json_run_as(const struct cpol_tool *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "kind", policy_run_as_name(t->run_as));
+	if (t->run_as == CPOL_RUN_AS_USER)
+		cJSON_AddStringToObject(o, "user", t->run_user);
+	if (t->run_as == CPOL_RUN_AS_IDS) {
+		cJSON_AddNumberToObject(o, "uid", t->run_uid);
+		cJSON_AddNumberToObject(o, "gid", t->run_gid);
+	}
+	return o;
+}
+
 static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -193,6 +209,9 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 		cJSON_AddNumberToObject(o, "maxCallsPerDay", t->max_calls_per_day);
 	else
 		cJSON_AddNullToObject(o, "maxCallsPerDay");
+	cJSON_AddItemToObject(o, "runAs", json_run_as(t));
+	cJSON_AddItemToObject(o, "memoryBytes", inspect_json_u64(t->memory_bytes));
+	cJSON_AddNumberToObject(o, "pids", t->pids);
 	cJSON_AddItemToObject(o, "exec", json_strs(&t->exec));
 	cJSON_AddItemToObject(o, "envFrom", json_strs(&t->env_from));
 	cJSON_AddItemToObject(o, "roles", json_strs(&t->roles));
@@ -384,6 +403,7 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 	} else {
 		fprintf(f, "  max_exec_workspace_bytes unset\n");
 	}
+	fprintf(f, "  max_exec_workspace_entries %u\n", l->ws_entries);
 	units_format_duration(l->monitor_ms, a, sizeof(a));
 	fprintf(f, "  workspace_monitor_interval %s\n", a);
 	units_format_size(l->max_output_bytes, a, sizeof(a));
@@ -441,7 +461,15 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 			fprintf(f, ", max_calls_per_day %u\n", t->max_calls_per_day);
 		else
 			fprintf(f, ", no daily budget\n");
-		fprintf(f, "    %s\n    exec: ", t->description);
+		units_format_size(t->memory_bytes, a, sizeof(a));
+		fprintf(f, "    %s\n    run_as: ", t->description);
+		if (t->run_as == CPOL_RUN_AS_USER)
+			fprintf(f, "user %s", t->run_user);
+		else if (t->run_as == CPOL_RUN_AS_IDS)
+			fprintf(f, "uid %u gid %u", t->run_uid, t->run_gid);
+		else
+			fputs(policy_run_as_name(t->run_as), f);
+		fprintf(f, ", memory %s, pids %u\n    exec: ", a, t->pids);
 		text_strs(f, &t->exec);
 		fputs("\n    env_from: ", f);
 		text_strs(f, &t->env_from);

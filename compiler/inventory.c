@@ -14,12 +14,17 @@
 #include "grammar/policy_parse.h"
 
 #define PATH(buf, ...) schema_path((buf), sizeof(buf), __VA_ARGS__)
+#define MiB (1024ull * 1024ull)
+#define TiB (1024ull * 1024ull * MiB)
 
 static const char *const inv_keys[] = { "version", "tools", NULL };
 static const char *const tool_keys[] = { "id",        "description", "params",   "constraints",
 					 "side_effect", "replay",    "timeout",  "exec",
 					 "env_from",  "allow",       "max_calls", "max_calls_per_day",
-					 NULL };
+					 "run_as",    "memory",      "pids",      NULL };
+static const char *const run_as_keys[] = { "user", "uid", "gid", NULL };
+/* The scalar forms of run_as, in enum cpol_run_as order. */
+static const char *const run_as_names[] = { "dedicated", "supervisor", NULL };
 static const char *const allow_keys[] = { "roles", NULL };
 static const char *const param_keys[] = { "type", "required", "min_length", "max_length", "enum",
 					  "min",  "max",      "items",      "max_items",  "properties",
@@ -590,6 +595,74 @@ static int constraints_build(struct schema_ctx *c, struct tool_src *ts, const st
 	return rc;
 }
 
+/*
+ * run_as: `dedicated` (the default), `supervisor`, `{ user: NAME }` or
+ * `{ uid: N, gid: M }`.  Root is refused in each spelling the compiler
+ * can see (uid 0, gid 0, the name root); a name is looked up on the host
+ * that runs the tool, not here, and the supervisor refuses one that
+ * resolves to uid 0 there.
+ */
+static int run_as_load(struct schema_ctx *c, const struct ynode *v, const char *path, struct cpol_tool *t)
+{
+	char sub[SCHEMA_PATH_MAX];
+	const struct ynode *user, *uid, *gid;
+	uint64_t u;
+	int rc = 0;
+
+	if (v->kind == YN_SCALAR)
+		return schema_enum(c, v, path, run_as_names, &t->run_as);
+	if (schema_map(c, v, path, run_as_keys) != 0)
+		return -1;
+	user = ymap_get(v, "user");
+	uid = ymap_get(v, "uid");
+	gid = ymap_get(v, "gid");
+	if (user != NULL && (uid != NULL || gid != NULL)) {
+		schema_error(c, uid != NULL ? ymap_key(v, "uid") : ymap_key(v, "gid"),
+			     "%s: give either user, or uid and gid, not both", path);
+		return -1;
+	}
+	if (user != NULL) {
+		PATH(sub, "%s.user", path);
+		if (schema_name(c, user, sub, "a-z_", "a-z0-9_-", CPOL_USER_NAME_MAX,
+				"a user name: a lowercase letter or '_', then lowercase letters, digits, '_' or '-'",
+				&t->run_user) != 0)
+			return -1;
+		if (strcmp(t->run_user, "root") == 0) {
+			schema_error(c, user, "%s: a tool may not run as root; name an unprivileged user, or leave "
+					      "run_as out for a dedicated one", sub);
+			return -1;
+		}
+		t->run_as = CPOL_RUN_AS_USER;
+		return 0;
+	}
+	if (uid == NULL || gid == NULL) {
+		schema_error(c, v, "%s: missing required key '%s' (write { user: NAME } or { uid: N, gid: M })", path,
+			     uid == NULL ? "uid" : "gid");
+		return -1;
+	}
+	/* 4294967295 is (uid_t)-1, "leave unchanged" to setresuid(). */
+	PATH(sub, "%s.uid", path);
+	if (schema_uint(c, uid, sub, 0, UINT32_MAX - 1, &u) != 0) {
+		rc = -1;
+	} else if (u == 0) {
+		schema_error(c, uid, "%s: uid 0 is root; a tool may not run as root", sub);
+		rc = -1;
+	} else {
+		t->run_uid = (uint32_t)u;
+	}
+	PATH(sub, "%s.gid", path);
+	if (schema_uint(c, gid, sub, 0, UINT32_MAX - 1, &u) != 0) {
+		rc = -1;
+	} else if (u == 0) {
+		schema_error(c, gid, "%s: gid 0 is root's group; a tool may not run with it", sub);
+		rc = -1;
+	} else {
+		t->run_gid = (uint32_t)u;
+	}
+	t->run_as = CPOL_RUN_AS_IDS;
+	return rc;
+}
+
 static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, struct tool_src *ts)
 {
 	char path[SCHEMA_PATH_MAX], sub[SCHEMA_PATH_MAX];
@@ -717,6 +790,28 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 			rc = -1;
 		else
 			t->max_calls_per_day = (uint32_t)u;
+	}
+	/* The tool's own cgroup (docs/tools.md): every call is charged and
+	 * limited on its own, whatever the run's limits are. */
+	t->run_as = CPOL_RUN_AS_DEDICATED;
+	if ((v = ymap_get(n, "run_as")) != NULL) {
+		PATH(sub, "%s.run_as", path);
+		if (run_as_load(c, v, sub, t) != 0)
+			rc = -1;
+	}
+	t->memory_bytes = 256 * MiB;
+	if ((v = ymap_get(n, "memory")) != NULL) {
+		PATH(sub, "%s.memory", path);
+		if (schema_size(c, v, sub, 16 * MiB, TiB, &t->memory_bytes) != 0)
+			rc = -1;
+	}
+	t->pids = 32;
+	if ((v = ymap_get(n, "pids")) != NULL) {
+		PATH(sub, "%s.pids", path);
+		if (schema_uint(c, v, sub, 1, CPOL_TOOL_MAX_PIDS, &u) != 0)
+			rc = -1;
+		else
+			t->pids = (uint32_t)u;
 	}
 	return rc;
 }

@@ -298,6 +298,15 @@ static const struct lint_rule catalogue[] = {
 	  "this checks.",
 	  "Every configured secret is exposure; one configured for a tool nobody may call buys nothing.",
 	  rule_tool_unused_secret },
+	{ "CDN708", "tool-runs-as-supervisor", "A tool runs with the supervisor's identity", LINT_WARNING, "7.0",
+	  "Leave run_as out (a dedicated unprivileged identity), or name an unprivileged user with "
+	  "run_as: { user: NAME }",
+	  "Fires on `run_as: supervisor`. The tool then runs as the user that runs `cordon`: as root, with "
+	  "uid 0 and every capability, and in no user namespace. Other tools get a dedicated uid and gid "
+	  "of the run, no supplementary groups, no capabilities and no_new_privs.",
+	  "A tool runs code on the sandbox's behalf with the sandbox's chosen parameters; a bug in it "
+	  "run as root is a host compromise, the same bug run as an unprivileged user is not.",
+	  rule_tool_run_as_supervisor },
 };
 
 const struct lint_rule *lint_catalogue(size_t *n)

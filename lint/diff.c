@@ -216,6 +216,7 @@ static void diff_limits(struct diff_result *r, const struct cpol_limits *a, cons
 	cmp_more(r, "limits.max_file_bytes", a->max_file_bytes, b->max_file_bytes, U_SIZE, 0);
 	cmp_more(r, "limits.max_exec_workspace_delta_bytes", a->ws_delta_bytes, b->ws_delta_bytes, U_SIZE, 0);
 	cmp_more(r, "limits.max_exec_workspace_bytes", a->ws_max_bytes, b->ws_max_bytes, U_SIZE, 1);
+	cmp_more(r, "limits.max_exec_workspace_entries", a->ws_entries, b->ws_entries, U_PLAIN, 0);
 	/* Measured less often: a burst can grow further between two looks. */
 	cmp_more(r, "limits.workspace_monitor_interval", a->monitor_ms, b->monitor_ms, U_MS, 0);
 	cmp_more(r, "limits.max_output_bytes", a->max_output_bytes, b->max_output_bytes, U_SIZE, 0);
@@ -225,6 +226,37 @@ static void diff_limits(struct diff_result *r, const struct cpol_limits *a, cons
 	cmp_more(r, "limits.memory", a->memory_bytes, b->memory_bytes, U_SIZE, 0);
 	cmp_more(r, "limits.pids", a->pids, b->pids, U_PLAIN, 0);
 	cmp_more(r, "limits.open_files", a->open_files, b->open_files, U_PLAIN, 0);
+}
+
+/* A tool's identity, ranked by what it may reach: a dedicated uid of the
+ * run, then a named account or fixed ids (which hold whatever that account
+ * holds on the host), then the supervisor's own (root when it is root).
+ * Up the ranks widens, down narrows, sideways (another account) changes. */
+static int run_as_rank(uint32_t k)
+{
+	return k == CPOL_RUN_AS_DEDICATED ? 0 : k == CPOL_RUN_AS_SUPERVISOR ? 2 : 1;
+}
+
+static void run_as_text(const struct cpol_tool *t, char *buf, size_t n)
+{
+	if (t->run_as == CPOL_RUN_AS_USER)
+		snprintf(buf, n, "user %s", t->run_user);
+	else if (t->run_as == CPOL_RUN_AS_IDS)
+		snprintf(buf, n, "uid %u gid %u", t->run_uid, t->run_gid);
+	else
+		snprintf(buf, n, "%s", policy_run_as_name(t->run_as));
+}
+
+static void cmp_run_as(struct diff_result *r, const char *path, const struct cpol_tool *a, const struct cpol_tool *b)
+{
+	char x[64], y[64];
+	int ra = run_as_rank(a->run_as), rb = run_as_rank(b->run_as);
+
+	run_as_text(a, x, sizeof(x));
+	run_as_text(b, y, sizeof(y));
+	if (strcmp(x, y) == 0)
+		return;
+	add(r, rb > ra ? DIFF_WIDEN : rb < ra ? DIFF_NARROW : DIFF_CHANGE, x, y, "%s", path);
 }
 
 static void cmp_id(struct diff_result *r, const char *path, uint32_t a, uint32_t b)
@@ -909,6 +941,12 @@ static void diff_tool(struct diff_result *r, const struct cpol_policy *pa, const
 		cmp_more(r, sub, a->max_calls_per_day, b->max_calls_per_day, U_PLAIN, 1);
 		snprintf(sub, sizeof(sub), "%s.timeout", path);
 		cmp_more(r, sub, a->timeout_ms, b->timeout_ms, U_MS, 0);
+		snprintf(sub, sizeof(sub), "%s.memory", path);
+		cmp_more(r, sub, a->memory_bytes, b->memory_bytes, U_SIZE, 0);
+		snprintf(sub, sizeof(sub), "%s.pids", path);
+		cmp_more(r, sub, a->pids, b->pids, U_PLAIN, 0);
+		snprintf(sub, sizeof(sub), "%s.run_as", path);
+		cmp_run_as(r, sub, a, b);
 		snprintf(sub, sizeof(sub), "%s.side_effect", path);
 		cmp_flag(r, sub, a->flags & CPOL_TOOL_F_SIDE_EFFECT, b->flags & CPOL_TOOL_F_SIDE_EFFECT, 0);
 		snprintf(sub, sizeof(sub), "%s.replay", path);

@@ -338,7 +338,8 @@ static int blob_read_header(struct blob_loader *L, uint32_t want_arch)
 	    blob_get(L, &h, CPOL_HDR_TABLE_END, 4, "table_end", &tend) < 0)
 		return -1;
 	/* Another major version lays records out differently (1.x had 72-byte
-	 * tools): refused, never read with this version's offsets. */
+	 * tools, 2.x 80-byte ones): refused, never read with this version's
+	 * offsets. */
 	if (major != CPOL_VERSION_MAJOR)
 		return blob_fail(L, &h, CPOL_HDR_MAJOR, "major",
 				 "The blob is format %u.%u, %s than this loader's %u.%u, which reads "
@@ -636,7 +637,14 @@ static int blob_read_limits(struct blob_loader *L)
 		return -1;
 	if (l->mode != CPOL_MODE_ISOLATED && l->mode != CPOL_MODE_LOCAL)
 		return blob_fail(L, &r, CPOL_LIM_MODE, "mode", "Mode %u is not a known mode.", l->mode);
-	return blob_zero32(L, &r, CPOL_LIM_RESERVED, "reserved");
+	if (blob_limit32(L, &r, CPOL_LIM_WS_ENTRIES, "ws_entries", &l->ws_entries) < 0)
+		return -1;
+	/* The YAML's bound, checked again: it sizes a tmpfs's inode count. */
+	if (l->ws_entries > CPOL_MAX_WS_ENTRIES)
+		return blob_fail(L, &r, CPOL_LIM_WS_ENTRIES, "ws_entries",
+				 "The workspace may hold %u entries; the format allows at most %u.", l->ws_entries,
+				 CPOL_MAX_WS_ENTRIES);
+	return 0;
 }
 
 static int blob_read_executor(struct blob_loader *L)
@@ -834,6 +842,68 @@ static int blob_read_seccomp(struct blob_loader *L)
 	return 0;
 }
 
+/* A user name as the compiler takes it: [a-z_][a-z0-9_-]*, at most
+ * CPOL_USER_NAME_MAX bytes. */
+static int blob_user_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CPOL_USER_NAME_MAX || !((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/*
+ * A tool's identity.  Each kind uses only its own fields and the others
+ * are zero (one layout per meaning).  Root is refused in every spelling
+ * the blob can hold: uid or gid 0, and the name "root"; ~0 is "leave
+ * unchanged" to setresuid(), never an identity.  A name that resolves to
+ * uid 0 on the host is the supervisor's to refuse at run time.
+ */
+static int blob_read_run_as(struct blob_loader *L, const struct blob_rec *r, struct cpol_tool *t)
+{
+	if (blob_u32(L, r, CPOL_TOOL_RUN_AS, "run_as", &t->run_as) < 0 ||
+	    blob_u32(L, r, CPOL_TOOL_RUN_UID, "run_uid", &t->run_uid) < 0 ||
+	    blob_u32(L, r, CPOL_TOOL_RUN_GID, "run_gid", &t->run_gid) < 0 ||
+	    blob_str(L, r, CPOL_TOOL_RUN_USER, "run_user", &t->run_user) < 0)
+		return -1;
+	if (t->run_as > CPOL_RUN_AS_LAST)
+		return blob_fail(L, r, CPOL_TOOL_RUN_AS, "run_as", "Identity kind %u is not a known kind.",
+				 t->run_as);
+	if (t->run_as == CPOL_RUN_AS_IDS) {
+		if (t->run_uid == 0 || t->run_uid == UINT32_MAX)
+			return blob_fail(L, r, CPOL_TOOL_RUN_UID, "run_uid",
+					 "The tool's uid is %u; a tool never runs as root or as uid %u.", t->run_uid,
+					 UINT32_MAX);
+		if (t->run_gid == 0 || t->run_gid == UINT32_MAX)
+			return blob_fail(L, r, CPOL_TOOL_RUN_GID, "run_gid",
+					 "The tool's gid is %u; a tool never runs with gid 0 or %u.", t->run_gid,
+					 UINT32_MAX);
+	} else if (t->run_uid != 0) {
+		return blob_fail(L, r, CPOL_TOOL_RUN_UID, "run_uid",
+				 "The uid is %u, but the identity kind %s takes none; it must be 0.", t->run_uid,
+				 policy_run_as_name(t->run_as));
+	} else if (t->run_gid != 0) {
+		return blob_fail(L, r, CPOL_TOOL_RUN_GID, "run_gid",
+				 "The gid is %u, but the identity kind %s takes none; it must be 0.", t->run_gid,
+				 policy_run_as_name(t->run_as));
+	}
+	if (t->run_as == CPOL_RUN_AS_USER) {
+		if (!blob_user_name_ok(t->run_user) || strcmp(t->run_user, "root") == 0)
+			return blob_fail(L, r, CPOL_TOOL_RUN_USER, "run_user",
+					 "\"%s\" is not a user name a tool may run as ([a-z_][a-z0-9_-]*, at most %u bytes, not root).",
+					 blob_quote(t->run_user).s, CPOL_USER_NAME_MAX);
+	} else if (t->run_user[0] != '\0') {
+		return blob_fail(L, r, CPOL_TOOL_RUN_USER, "run_user",
+				 "A user name is given, but the identity kind %s takes none.",
+				 policy_run_as_name(t->run_as));
+	}
+	return 0;
+}
+
 static int blob_read_tools(struct blob_loader *L)
 {
 	struct cpol_policy *p = L->p;
@@ -893,6 +963,14 @@ static int blob_read_tools(struct blob_loader *L)
 			return blob_fail(L, &r, CPOL_TOOL_MAX_CALLS_PER_DAY, "max_calls_per_day",
 					 "The daily budget is %u calls; the format allows at most %u.",
 					 t->max_calls_per_day, CPOL_TOOL_MAX_PER_DAY);
+		if (blob_read_run_as(L, &r, t) < 0 ||
+		    blob_limit64(L, &r, CPOL_TOOL_MEMORY_BYTES, "memory_bytes", &t->memory_bytes) < 0 ||
+		    blob_limit32(L, &r, CPOL_TOOL_PIDS, "pids", &t->pids) < 0)
+			return -1;
+		if (t->pids > CPOL_TOOL_MAX_PIDS)
+			return blob_fail(L, &r, CPOL_TOOL_PIDS, "pids",
+					 "The tool may have %u processes; the format allows at most %u.", t->pids,
+					 CPOL_TOOL_MAX_PIDS);
 		if (blob_zero32(L, &r, CPOL_TOOL_RESERVED, "reserved") < 0)
 			return -1;
 	}

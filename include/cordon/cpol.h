@@ -1,5 +1,5 @@
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 2.0.
+ * cpol.h - the on-disk policy blob (.cpol), format 3.0.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
@@ -36,7 +36,7 @@
  * moves or resizes anything is a new major version, and a reader refuses
  * every other major: it never guesses at a layout.  History:
  * docs/blob-format.md, section 8 "Versions". */
-#define CPOL_VERSION_MAJOR 2
+#define CPOL_VERSION_MAJOR 3
 #define CPOL_VERSION_MINOR 0
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
@@ -119,8 +119,10 @@ enum cpol_section {
 #define CPOL_LIM_PIDS 80       /* u32 */
 #define CPOL_LIM_OPEN_FILES 84 /* u32 */
 #define CPOL_LIM_MODE 88       /* u32: enum cpol_mode */
-#define CPOL_LIM_RESERVED 92   /* u32, zero */
+#define CPOL_LIM_WS_ENTRIES 92 /* u32: files + directories in the workspace, 1..CPOL_MAX_WS_ENTRIES */
 #define CPOL_LIMITS_BYTES 96
+/* Upper bound of max_exec_workspace_entries, in the YAML and in the blob. */
+#define CPOL_MAX_WS_ENTRIES 10000000u
 
 /* EXECUTOR record. */
 #define CPOL_EXE_INTERPRETER 0 /* str */
@@ -166,8 +168,14 @@ enum cpol_section {
 #define CPOL_TOOL_PARAMS 56      /* list into PARAMS: top-level params */
 #define CPOL_TOOL_CONSTRAINTS 64 /* list into CONSTRAINTS: the tool's programs */
 #define CPOL_TOOL_MAX_CALLS_PER_DAY 72 /* u32: 0 = no daily budget */
-#define CPOL_TOOL_RESERVED 76    /* u32, zero */
-#define CPOL_TOOL_BYTES 80
+#define CPOL_TOOL_RUN_AS 76      /* u32: enum cpol_run_as */
+#define CPOL_TOOL_RUN_UID 80     /* u32: CPOL_RUN_AS_IDS only (never 0 or ~0), else 0 */
+#define CPOL_TOOL_RUN_GID 84     /* u32: the same */
+#define CPOL_TOOL_RUN_USER 88    /* str: CPOL_RUN_AS_USER only (a user name), else empty */
+#define CPOL_TOOL_MEMORY_BYTES 96 /* u64: the tool's cgroup memory limit, > 0 */
+#define CPOL_TOOL_PIDS 104       /* u32: the tool's cgroup pids limit, 1..CPOL_TOOL_MAX_PIDS */
+#define CPOL_TOOL_RESERVED 108   /* u32, zero */
+#define CPOL_TOOL_BYTES 112
 
 /* PARAMS record.  Params form a forest: a tool owns a contiguous run of
  * top-level params, an object param owns a run of properties, an array param
@@ -236,6 +244,20 @@ enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
 #define CPOL_TOOL_F_ALL 0x3u
 /* Upper bound of a tool's max_calls_per_day, in the YAML and in the blob. */
 #define CPOL_TOOL_MAX_PER_DAY 100000000u
+/* Upper bound of a tool's pids, in the YAML and in the blob. */
+#define CPOL_TOOL_MAX_PIDS 65536u
+/* A run_as user name: at most this many bytes, [a-z_][a-z0-9_-]*, so it
+ * is a name getpwnam() can be asked about and a log line can carry. */
+#define CPOL_USER_NAME_MAX 32u
+
+/* Whose host identity a tool runs with (docs/tools.md, run_as). */
+enum cpol_run_as {
+	CPOL_RUN_AS_DEDICATED = 0,  /* as root: the run's dedicated tool uid/gid; rootless: the caller */
+	CPOL_RUN_AS_SUPERVISOR = 1, /* the supervisor's own identity (root when it is root) */
+	CPOL_RUN_AS_USER = 2,       /* a host user by name, looked up at run time */
+	CPOL_RUN_AS_IDS = 3,        /* a fixed uid and gid */
+};
+#define CPOL_RUN_AS_LAST CPOL_RUN_AS_IDS
 
 #define CPOL_PRM_F_REQUIRED 0x01u
 #define CPOL_PRM_F_MIN 0x02u        /* MIN is set (integer, number) */

@@ -42,6 +42,7 @@ struct cpol_limits {
 	uint32_t pids;
 	uint32_t open_files;
 	uint32_t mode; /* enum cpol_mode */
+	uint32_t ws_entries; /* files + directories the workspace may hold */
 };
 
 struct cpol_executor {
@@ -114,6 +115,12 @@ struct cpol_tool {
 	uint32_t flags;     /* CPOL_TOOL_F_* */
 	uint32_t max_calls; /* 0: no budget */
 	uint32_t max_calls_per_day; /* 0: no daily budget */
+	uint32_t run_as;      /* enum cpol_run_as */
+	uint32_t run_uid;     /* CPOL_RUN_AS_IDS only, else 0 */
+	uint32_t run_gid;     /* CPOL_RUN_AS_IDS only, else 0 */
+	const char *run_user; /* CPOL_RUN_AS_USER: the name; else "" */
+	uint64_t memory_bytes; /* the tool's own cgroup */
+	uint32_t pids;
 	uint64_t timeout_ms;
 	struct cpol_strs exec; /* argv; exec.v[0] is an absolute path */
 	struct cpol_strs env_from;
@@ -179,6 +186,7 @@ const char *policy_type_name(uint32_t type);
 const char *policy_mode_name(uint32_t mode);
 const char *policy_network_name(uint32_t net);
 const char *policy_mount_type_name(uint32_t type);
+const char *policy_run_as_name(uint32_t run_as); /* "dedicated", "supervisor", "user", "ids"; "?" */
 const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown */
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */

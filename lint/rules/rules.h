@@ -48,6 +48,7 @@ void rule_tool_wildcard_role(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r);
 
 /* env_secrets.c, for tests: 1 when an environment name reads as a secret
  * (whole words, benign names excepted); the kind of secret a value looks

@@ -307,3 +307,24 @@ void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r)
 		}
 	}
 }
+
+void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *tn, *at;
+
+		if (t->run_as != CPOL_RUN_AS_SUPERVISOR)
+			continue;
+		tn = lint_tool_node(c, t->id, &f);
+		at = tn ? ymap_get(tn, "run_as") : NULL;
+		snprintf(subject, sizeof(subject), "tool:%s", t->id);
+		lint_report(c, r, f, at ? at : tool_id_node(tn), subject,
+			    "tool %s runs as the supervisor's own user: root with every capability when cordon runs as root",
+			    t->id);
+	}
+}

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(SRC, "tests", "cli"))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import blobtool  # noqa: E402  (written from docs/blob-format.md, not the C code)
 
-TOOL_BYTES = 80  # docs/blob-format.md, TOOLS
+TOOL_BYTES = 112  # docs/blob-format.md, TOOLS
 K, M, G = 1024, 1024 ** 2, 1024 ** 3
 
 
@@ -43,7 +43,7 @@ with tempfile.TemporaryDirectory() as d:
                                   check=True, capture_output=True, text=True).stdout)
     raw = open(out, "rb").read()
 
-eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (2, 0, "x86_64"))
+eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (3, 0, "x86_64"))
 eq("size", j["format"]["size"], len(raw))
 eq("sections", [s["name"] for s in j["sections"]],
    ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env", "mounts", "seccomp",
@@ -54,6 +54,7 @@ lim = j["limits"]
 eq("limits", lim, {
     "mode": "isolated", "timeoutMs": 30_000, "maxFileBytes": 100 * M,
     "maxExecWorkspaceDeltaBytes": 250 * M, "maxExecWorkspaceBytes": 1 * G,
+    "maxExecWorkspaceEntries": 20_000,  # default: not in app.yaml
     "workspaceMonitorIntervalMs": 500, "maxOutputBytes": 64 * K, "maxResultBytes": 64 * K,
     "maxCodeBytes": 64 * K, "maxToolRequestBytes": 1 * M,  # default: not in app.yaml
     "memoryBytes": 1 * G, "pids": 64, "openFiles": 256})
@@ -83,6 +84,9 @@ eq("mail flags", (mail["sideEffect"], mail["replay"], mail["timeoutMs"], mail["m
 eq("mail exec", mail["exec"], ["/usr/local/libexec/cordon/examples/mail/mail-send", "--from", "cafe@example.org",
                                "--maildir", "/var/tmp/cordon-examples/cafe/outbox"])
 eq("mail env_from", mail["envFrom"], ["SMTP_PASSWORD"])
+# Defaults: not in tools.yaml (docs/tools.md).
+eq("mail identity and cgroup", (mail["runAs"], mail["memoryBytes"], mail["pids"]),
+   ({"kind": "dedicated"}, 256 * M, 32))
 eq("mail roles", mail["roles"], ["analyst"])
 eq("mail params", mail["params"], {
     "to": {"type": "string", "required": True, "minLength": 3, "maxLength": 254},
@@ -181,9 +185,13 @@ def tool_record(buf, tid):
     fail(f"no tool {tid} in the blob")
 
 
-# The daily budget sits at offset 72 of the record, the reserved word at 76.
+# The daily budget sits at offset 72 of the record, run_as at 76 (0:
+# dedicated), its uid, gid and user name at 80, 84, 88 (zero: unused), the
+# cgroup limits at 96 and 104, the reserved word at 108.
 mail_index, mail_rec = tool_record(raw, "mail.send")
 eq("mail.send max_calls_per_day in the record", struct.unpack_from("<II", raw, mail_rec + 72), (50, 0))
+eq("mail.send identity in the record", struct.unpack_from("<IIII", raw, mail_rec + 80), (0, 0, 0, 0))
+eq("mail.send cgroup limits in the record", struct.unpack_from("<QII", raw, mail_rec + 96), (256 * M, 32, 0))
 calc_index, calc_rec = tool_record(raw, "calc.solve")
 eq("calc.solve max_calls_per_day in the record", struct.unpack_from("<II", raw, calc_rec + 72), (0, 0))
 
@@ -209,12 +217,18 @@ def refused(what, patches, field, words):
                      f"want {field} and {words}")
 
 
-refused("nonzero reserved word", [(mail_rec + 76, struct.pack("<I", 1))],
+refused("nonzero reserved word", [(mail_rec + 108, struct.pack("<I", 1))],
         f"tools[{mail_index}].reserved", ["must be 0"])
 refused("daily budget over the bound", [(mail_rec + 72, struct.pack("<I", 100_000_001))],
         f"tools[{mail_index}].max_calls_per_day", ["100000001", "100000000"])
-# A 1.x blob (72-byte tool records): refused by its version, both named.
-refused("previous major format", [(8, struct.pack("<HH", 1, 0))],
-        "header.major", ["format 1.0", "2.0"])
+refused("run_as ids with uid 0", [(mail_rec + 76, struct.pack("<III", 3, 0, 1000))],
+        f"tools[{mail_index}].run_uid", ["root"])
+refused("pids over the bound", [(mail_rec + 104, struct.pack("<I", 65537))],
+        f"tools[{mail_index}].pids", ["65537", "65536"])
+lim_off = blobtool.table(raw)["limits"][0]
+refused("no workspace entries", [(lim_off + 92, struct.pack("<I", 0))], "limits.ws_entries", ["positive"])
+# A 2.x blob (80-byte tool records): refused by its version, both named.
+refused("previous major format", [(8, struct.pack("<HH", 2, 0))],
+        "header.major", ["format 2.0", "3.0"])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
-      "patched tool records and a 1.0 header are refused by field")
+      "patched tool records, limits and a 2.0 header are refused by field")

@@ -129,6 +129,7 @@ static void build_rich(struct cpol_policy *p)
 		.pids = 64,
 		.open_files = 256,
 		.mode = CPOL_MODE_ISOLATED,
+		.ws_entries = CPOL_MAX_WS_ENTRIES, /* the largest allowed */
 	};
 	p->exec = (struct cpol_executor){
 		.interpreter = "/usr/bin/python3",
@@ -176,6 +177,11 @@ static void build_rich(struct cpol_policy *p)
 		.flags = CPOL_TOOL_F_SIDE_EFFECT | CPOL_TOOL_F_REPLAY,
 		.max_calls = 3,
 		.max_calls_per_day = 50,
+		.run_as = CPOL_RUN_AS_IDS,
+		.run_uid = 2001,
+		.run_gid = 2002,
+		.memory_bytes = 64u << 20,
+		.pids = 8,
 		.timeout_ms = 5000,
 		.exec = mk_strs(p, 2, "/opt/cordon/tools/mail", "--send"),
 		.env_from = mk_strs(p, 2, "SMTP_HOST", "SMTP_PASSWORD"),
@@ -185,6 +191,10 @@ static void build_rich(struct cpol_policy *p)
 	p->tools[1] = (struct cpol_tool){
 		.id = "menu.lookup",
 		.description = "Look up menu items.",
+		.run_as = CPOL_RUN_AS_USER,
+		.run_user = "cafe-tools",
+		.memory_bytes = 256u << 20,
+		.pids = CPOL_TOOL_MAX_PIDS, /* the largest allowed */
 		.timeout_ms = 2000,
 		.exec = mk_strs(p, 1, "/opt/cordon/tools/menu"),
 		.params = { P_FILTER, 2 },
@@ -194,6 +204,9 @@ static void build_rich(struct cpol_policy *p)
 		.description = "",
 		.flags = CPOL_TOOL_F_SIDE_EFFECT,
 		.max_calls_per_day = CPOL_TOOL_MAX_PER_DAY, /* the largest allowed */
+		.run_as = CPOL_RUN_AS_SUPERVISOR,
+		.memory_bytes = 1, /* the smallest the format allows */
+		.pids = 1,
 		.timeout_ms = 10000,
 		.exec = mk_strs(p, 3, "/usr/bin/python3", "-m", "report"),
 		.roles = mk_strs(p, 2, "analyst", "mailer"),
@@ -254,7 +267,7 @@ static void build_minimal(struct cpol_policy *p)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
 	/* META / EXECUTOR strings left NULL: emit writes them as "". */
 }
 
@@ -329,6 +342,12 @@ static void assert_policy_equal(const struct cpol_policy *a, const struct cpol_p
 		assert_int_equal(x->flags, y->flags);
 		assert_int_equal(x->max_calls, y->max_calls);
 		assert_int_equal(x->max_calls_per_day, y->max_calls_per_day);
+		assert_int_equal(x->run_as, y->run_as);
+		assert_int_equal(x->run_uid, y->run_uid);
+		assert_int_equal(x->run_gid, y->run_gid);
+		assert_string_equal(nz(x->run_user), nz(y->run_user));
+		assert_int_equal(x->memory_bytes, y->memory_bytes);
+		assert_int_equal(x->pids, y->pids);
 		assert_int_equal(x->timeout_ms, y->timeout_ms);
 		assert_strs_equal(&x->exec, &y->exec);
 		assert_strs_equal(&x->env_from, &y->env_from);
@@ -502,8 +521,10 @@ static const char *check_invariants(const struct cpol_policy *p)
 		return "meta/executor string";
 	if (!l->timeout_ms || !l->monitor_ms || !l->pids || !l->open_files || !l->max_file_bytes ||
 	    !l->ws_delta_bytes || !l->max_output_bytes || !l->max_result_bytes ||
-	    !l->max_code_bytes || !l->memory_bytes || !l->max_tool_request_bytes)
+	    !l->max_code_bytes || !l->memory_bytes || !l->max_tool_request_bytes || !l->ws_entries)
 		return "zero limit";
+	if (l->ws_entries > CPOL_MAX_WS_ENTRIES)
+		return "workspace entries";
 	if (l->mode > CPOL_MODE_LOCAL || p->exec.network > CPOL_NET_LOOPBACK ||
 	    (p->exec.flags & ~CPOL_EXE_F_ALL) || (p->exec.require & ~CPOL_LAYER_ALL))
 		return "executor enum or flags";
@@ -542,6 +563,18 @@ static const char *check_invariants(const struct cpol_policy *p)
 			return "tool flags";
 		if (t->max_calls_per_day > CPOL_TOOL_MAX_PER_DAY)
 			return "tool daily budget";
+		if (!t->memory_bytes || !t->pids || t->pids > CPOL_TOOL_MAX_PIDS)
+			return "tool cgroup limits";
+		if (!str_ok(t->run_user) || t->run_as > CPOL_RUN_AS_LAST)
+			return "tool identity kind";
+		/* Never root, in any spelling, and no field the kind does not use. */
+		if (t->run_as == CPOL_RUN_AS_IDS ? (t->run_uid == 0 || t->run_gid == 0 || t->run_uid == UINT32_MAX ||
+						    t->run_gid == UINT32_MAX || t->run_user[0])
+						 : (t->run_uid || t->run_gid))
+			return "tool identity ids";
+		if (t->run_as == CPOL_RUN_AS_USER ? (!t->run_user[0] || strcmp(t->run_user, "root") == 0)
+						  : t->run_user[0] != '\0')
+			return "tool identity user";
 		if (t->constraints.count != 0)
 			return "tool constraints";
 		if (i && strcmp(p->tools[i - 1].id, t->id) >= 0)
@@ -992,6 +1025,143 @@ static void test_tool_daily_budget(void **state)
 		fail_msg("load: %s: %s", err.field, err.msg);
 	assert_int_equal(q.tools[0].max_calls_per_day, 0);
 	assert_int_equal(q.tools[2].max_calls_per_day, CPOL_TOOL_MAX_PER_DAY);
+	policy_free(&q);
+	free(blob);
+}
+
+/* The tool's identity: each kind with only its own fields, root refused
+ * in each spelling, each fault named by its field. */
+static void test_tool_identity(void **state)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+	uint8_t *blob, *t0, *t1, *t2;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	t0 = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES); /* ids 2001/2002 */
+	t1 = rec(blob, CPOL_SEC_TOOLS, 1, CPOL_TOOL_BYTES); /* user cafe-tools */
+	t2 = rec(blob, CPOL_SEC_TOOLS, 2, CPOL_TOOL_BYTES); /* supervisor */
+	assert_int_equal(get_le(t0 + CPOL_TOOL_RUN_AS, 4), CPOL_RUN_AS_IDS);
+	assert_int_equal(get_le(t0 + CPOL_TOOL_RUN_UID, 4), 2001);
+	assert_int_equal(get_le(t0 + CPOL_TOOL_RUN_GID, 4), 2002);
+	assert_int_equal(get_le(t1 + CPOL_TOOL_RUN_AS, 4), CPOL_RUN_AS_USER);
+	assert_int_equal(get_le(t2 + CPOL_TOOL_RUN_AS, 4), CPOL_RUN_AS_SUPERVISOR);
+
+	put_le(t0 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_LAST + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].run_as", "4", "not a known kind");
+	put_le(t0 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_IDS);
+	put_le(t0 + CPOL_TOOL_RUN_UID, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].run_uid", "uid is 0", "root");
+	put_le(t0 + CPOL_TOOL_RUN_UID, 4, 0xFFFFFFFFu);
+	rehash(blob);
+	expect_field(blob, len, "tools[0].run_uid");
+	put_le(t0 + CPOL_TOOL_RUN_UID, 4, 2001);
+	put_le(t0 + CPOL_TOOL_RUN_GID, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].run_gid", "gid is 0", "");
+	put_le(t0 + CPOL_TOOL_RUN_GID, 4, 2002);
+	/* ids left behind by another kind */
+	put_le(t0 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_DEDICATED);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].run_uid", "dedicated takes none", "");
+	put_le(t0 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_IDS);
+	/* a name left behind by another kind; no name for the user kind */
+	put_le(t1 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_DEDICATED);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[1].run_user", "takes none", "");
+	put_le(t1 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_USER);
+	put_le(t2 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_USER);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[2].run_user", "not a user name", "not root");
+	/* the supervisor's kind back to the default: it loads */
+	put_le(t2 + CPOL_TOOL_RUN_AS, 4, CPOL_RUN_AS_DEDICATED);
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.tools[2].run_as, CPOL_RUN_AS_DEDICATED);
+	assert_string_equal(q.tools[1].run_user, "cafe-tools");
+	policy_free(&q);
+	free(blob);
+}
+
+/* A user name the loader refuses although its string is sound: "root",
+ * and bytes outside the name pattern. */
+static void test_tool_user_name(void **state)
+{
+	static const char *const bad[] = { "root", "Cafe", "-x", "a b", "x:y", "123456789012345678901234567890123" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cpol_policy p;
+		struct blob_error err;
+		uint8_t *blob = NULL;
+		size_t len = 0;
+
+		build_rich(&p);
+		p.tools[1].run_user = bad[i];
+		assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+		policy_free(&p);
+		expect_field_msg(blob, len, "tools[1].run_user", "not a user name", "");
+		free(blob);
+	}
+}
+
+/* The tool's cgroup limits and the reserved word after them. */
+static void test_tool_cgroup_limits(void **state)
+{
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
+	assert_int_equal(get_le(r + CPOL_TOOL_MEMORY_BYTES, 8), 64u << 20);
+	assert_int_equal(get_le(r + CPOL_TOOL_PIDS, 4), 8);
+	put_le(r + CPOL_TOOL_MEMORY_BYTES, 8, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].memory_bytes", "is 0", "positive");
+	put_le(r + CPOL_TOOL_MEMORY_BYTES, 8, 64u << 20);
+	put_le(r + CPOL_TOOL_PIDS, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].pids", "is 0", "positive");
+	put_le(r + CPOL_TOOL_PIDS, 4, CPOL_TOOL_MAX_PIDS + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].pids", "65537", "at most 65536");
+	put_le(r + CPOL_TOOL_PIDS, 4, 8);
+	put_le(r + CPOL_TOOL_RESERVED, 4, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[0].reserved", "reserved", "must be 0");
+	free(blob);
+}
+
+/* max_exec_workspace_entries: 1..10000000, in the word that was LIMITS'
+ * reserved one in 2.0. */
+static void test_ws_entries(void **state)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_LIMITS, 0, CPOL_LIMITS_BYTES);
+	assert_int_equal(get_le(r + CPOL_LIM_WS_ENTRIES, 4), CPOL_MAX_WS_ENTRIES);
+	put_le(r + CPOL_LIM_WS_ENTRIES, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "limits.ws_entries", "is 0", "positive");
+	put_le(r + CPOL_LIM_WS_ENTRIES, 4, CPOL_MAX_WS_ENTRIES + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "limits.ws_entries", "10000001", "at most 10000000");
+	put_le(r + CPOL_LIM_WS_ENTRIES, 4, 1);
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.limits.ws_entries, 1);
 	policy_free(&q);
 	free(blob);
 }
@@ -1505,6 +1675,10 @@ int main(void)
 		cmocka_unit_test(test_unsorted_tools),
 		cmocka_unit_test(test_older_major_refused),
 		cmocka_unit_test(test_tool_daily_budget),
+		cmocka_unit_test(test_tool_identity),
+		cmocka_unit_test(test_tool_user_name),
+		cmocka_unit_test(test_tool_cgroup_limits),
+		cmocka_unit_test(test_ws_entries),
 		cmocka_unit_test(test_duplicate_env),
 		cmocka_unit_test(test_param_backward_ref),
 		cmocka_unit_test(test_param_ownership),
