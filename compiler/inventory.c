@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/tool_path.h"
 #include "compiler/compile.h"
 #include "compiler/constraint_gen.h"
 #include "grammar/policy_parse.h"
@@ -596,6 +598,24 @@ static int constraints_build(struct schema_ctx *c, struct tool_src *ts, const st
 }
 
 /*
+ * The supervisor refuses to run a program that someone other than root or
+ * its own user could swap (common/tool_path.h); saying so at compile time
+ * spares a policy that fails on every call.  The compiling user stands in
+ * for the supervisor's.  A path that does not exist here is left to the
+ * run: policies are often compiled where the tools are not installed.
+ */
+static int exec_path_check(struct schema_ctx *c, const struct ynode *at, const char *path, const char *argv0)
+{
+	char why[512];
+
+	if (tool_path_check(argv0, geteuid(), why, sizeof(why)) != TOOL_PATH_UNSAFE)
+		return 0;
+	schema_error(c, at, "%s: %s may be replaced by someone other than root or uid %u: %s", path, argv0,
+		     (unsigned)geteuid(), why);
+	return -1;
+}
+
+/*
  * run_as: `dedicated` (the default), `supervisor`, `{ user: NAME }` or
  * `{ uid: N, gid: M }`.  Root is refused in each spelling the compiler
  * can see (uid 0, gid 0, the name root); a name is looked up on the host
@@ -754,6 +774,8 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 
 			PATH(sub, "%s.exec[0]", path);
 			if (schema_abs_path(c, v->vals[0], sub, &argv0) != 0)
+				rc = -1;
+			else if (exec_path_check(c, v->vals[0], sub, argv0) != 0)
 				rc = -1;
 		}
 	}
