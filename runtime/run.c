@@ -811,7 +811,14 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 					 .audit_fd = c->audit_fd,
 					 .peer_uid = c->host_uid,
 					 .child = pid,
-					 .deadline_ms = monotonic_ms() + c->pol.limits.timeout_ms + 1000 };
+					 .deadline_ms = monotonic_ms() + c->pol.limits.timeout_ms + 1000,
+					 /* lead integrates hostid here: TEMPORARY fixed tool
+					  * identity (nobody) until the host-uid allocator
+					  * gives each run one of its own. */
+					 .tool_uid = 65534,
+					 .tool_gid = 65534,
+					 .tool_ids = !c->rootless,
+					 .cg_host = &c->cgh };
 
 		/* Before the program may run: its first call must find the
 		 * bridge serving.  The threads start after the clone, so the

@@ -857,6 +857,40 @@ out:
 
 /* ---- use ---------------------------------------------------------------- */
 
+int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen)
+{
+	const char *dirs[CG_PROCS_FDS] = { NULL, NULL };
+	int n = 0;
+
+	fds[0] = fds[1] = -1;
+	if (cg->mem_kind != CG_NONE)
+		dirs[n++] = cg->mem_dir;
+	if (cg->pids_kind != CG_NONE && (n == 0 || strcmp(cg->pids_dir, cg->mem_dir) != 0))
+		dirs[n++] = cg->pids_dir;
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (cg->plain_files ? O_CREAT | O_APPEND : 0);
+
+		if (cg_path(path, sizeof(path), dirs[i], "/cgroup.procs", "") != 0) {
+			cg_fail(err, errlen, "%s: path too long", dirs[i]);
+			goto fail;
+		}
+		fds[i] = open(path, flags, 0644);
+		if (fds[i] < 0) {
+			cg_fail(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	return -1;
+}
+
 int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen)
 {
 	char val[32];
@@ -1142,25 +1176,35 @@ const char *cgroup_kind_name(enum cg_kind k)
 }
 
 /*
- * A supervisor killed with SIGKILL cannot remove its cgroups; its executor
- * died with it (pdeathsig, pid namespace), so they are left empty.  Each
- * run sweeps its siblings: names are cordon-<supervisor pid>-<id>, and one
- * whose supervisor no longer exists is removed.  rmdir itself refuses a
- * cgroup that still has processes (EBUSY), and a reused pid only makes the
- * sweep skip a stale one until a later run.
+ * A supervisor killed with SIGKILL cannot remove its cgroups.  Its
+ * executor died with it (pdeathsig, pid namespace), but a tool's children
+ * did not: they were reparented to init, still in the tool call's cgroup
+ * (cordon-<pid>-<id>-t<n>).  Each run sweeps its siblings: names are
+ * cordon-<supervisor pid>-<...>, and one whose supervisor no longer exists
+ * is emptied the way destroy empties a cgroup (each member, pinned by a
+ * pidfd, killed only while its own cgroup file still says it is inside)
+ * and removed.  A reused pid only makes the sweep skip a stale cgroup until
+ * a later run.  What it cannot tell: a supervisor in another pid namespace
+ * sharing this parent cgroup, whose pid does not exist in ours, looks
+ * stale; docs/cgroups.md says to give such supervisors parents of their own.
  */
 
-static void cg_sweep_parent(const char *dir)
+static void cg_sweep_parent(const char *dir, const char *rel, const char *v1_key, int v2)
 {
-	char parent[PATH_MAX], child[PATH_MAX];
+	char parent[PATH_MAX], parent_rel[PATH_MAX], child[PATH_MAX], child_rel[PATH_MAX];
 	char *slash;
 	DIR *d;
 	struct dirent *e;
 
-	if (dir[0] == '\0' || snprintf(parent, sizeof(parent), "%s", dir) >= (int)sizeof(parent))
+	if (dir[0] == '\0' || snprintf(parent, sizeof(parent), "%s", dir) >= (int)sizeof(parent) ||
+	    snprintf(parent_rel, sizeof(parent_rel), "%s", rel) >= (int)sizeof(parent_rel))
 		return;
 	slash = strrchr(parent, '/');
 	if (slash == NULL || slash == parent)
+		return;
+	*slash = '\0';
+	slash = strrchr(parent_rel, '/');
+	if (slash == NULL)
 		return;
 	*slash = '\0';
 	d = opendir(parent);
@@ -1168,11 +1212,16 @@ static void cg_sweep_parent(const char *dir)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
+
 		if (!stale_pid_name(e->d_name, "cordon-", '-') ||
-		    snprintf(child, sizeof(child), "%s/%s", parent, e->d_name) >= (int)sizeof(child) ||
+		    cg_path(child, sizeof(child), parent, "/", e->d_name) != 0 ||
+		    cg_path(child_rel, sizeof(child_rel), parent_rel, "/", e->d_name) != 0 ||
 		    lstat(child, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
-		rmdir(child);
+		/* Best effort: what cannot be emptied now is tried again by the
+		 * next run. */
+		if (cg_empty(child, child_rel, v2 ? "" : v1_key, v2, NULL, 0) == 0)
+			(void)cg_remove(child, 0, 0, NULL, 0);
 	}
 	closedir(d);
 }
@@ -1182,7 +1231,7 @@ void cgroup_sweep_stale(const struct cg_run *cg)
 	if (cg->plain_files)
 		return;
 	if (cg->mem_kind != CG_NONE)
-		cg_sweep_parent(cg->mem_dir);
+		cg_sweep_parent(cg->mem_dir, cg->mem_rel, "memory", cg->mem_kind == CG_V2);
 	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0)
-		cg_sweep_parent(cg->pids_dir);
+		cg_sweep_parent(cg->pids_dir, cg->pids_rel, "pids", cg->pids_kind == CG_V2);
 }

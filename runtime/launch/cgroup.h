@@ -104,6 +104,18 @@ int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name,
  * cgroup of cg.  0 when cg has none. */
 int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen);
 
+/*
+ * Open the cgroup.procs file of each of cg's cgroups (one, or two for v1
+ * memory and pids), O_WRONLY|O_CLOEXEC, for a child that joins by writing
+ * "0" before it execs: a process that cannot be attached from outside in
+ * time (a CLONE_VFORK child runs to execve before its parent returns).
+ * fds[] gets the fds, -1 for unused slots; the caller owns and closes them.
+ * Open them while privileged: the write is then allowed after the child
+ * has dropped its identity.  Returns 0, or -1 with err and nothing open.
+ */
+#define CG_PROCS_FDS 2
+int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
+
 /* Read peak memory, OOM and pids-limit events.  Fields of a kind that is
  * CG_NONE, or whose file this kernel lacks, stay 0. */
 int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t errlen);
@@ -118,9 +130,9 @@ int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t 
  */
 int cgroup_destroy(struct cg_run *cg, char *err, size_t errlen);
 
-/* Remove sibling cgroups named cordon-<pid>-* whose supervisor pid no
- * longer exists: what a killed supervisor left (rmdir refuses any with
- * processes). */
+/* Kill what is left in, and remove, sibling cgroups named cordon-<pid>-*
+ * whose supervisor pid no longer exists: what a killed supervisor left,
+ * the executor's and its tool calls' (their grandchildren outlive it). */
 void cgroup_sweep_stale(const struct cg_run *cg);
 
 /* "cgroup-v1", "cgroup-v2", "none": the enforcement object's words. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +25,9 @@
 
 #include <sodium.h>
 
+#include "common/tool_path.h"
 #include "runtime/constraint_eval.h"
+#include "runtime/launch/cgroup.h"
 #include "runtime/ledger/ledger.h"
 #include "runtime/supervise/bridge.h"
 #include "runtime/supervise/params_check.h"
@@ -52,6 +55,7 @@ struct bridge {
 	struct bridge_conn conns[BRIDGE_MAX_CONNS];
 	cJSON *calls;       /* toolCalls, under mu */
 	unsigned ncalls;    /* all calls, also those not listed */
+	unsigned tool_runs; /* tool executions started: the t<n> of their cgroups */
 	unsigned dropped;   /* refused past BRIDGE_MAX_CALLS, without an audit line */
 	unsigned peer_refusals; /* connections refused at the peer check; under mu */
 	int peer_summarized;    /* bridge_stop() wrote their summary line (stop may run twice) */
@@ -75,6 +79,17 @@ struct verdict {
 	uint64_t tool_ms;
 	int started;       /* the tool may have acted (tool_exec_res.started) */
 	int params_known;  /* the params passed the signature: their names may be logged */
+	/* How the exec step ran the tool, for the audit line (exec_meta). */
+	int exec_meta;
+	const char *run_as;  /* policy_run_as_name(), or "caller" (rootless dedicated) */
+	int ids_set;         /* the tool ran as uid/gid below */
+	uid_t uid;
+	gid_t gid;
+	int cg_tried;        /* a cgroup was asked for (cg_host given) */
+	enum cg_kind cg_mem, cg_pids;
+	int cgu_ok;
+	struct cg_usage cgu;
+	int cg_left;         /* destroy failed: something of the call may still run */
 };
 
 static uint64_t bridge_now_ms(void)
@@ -284,6 +299,39 @@ struct call_record {
 	uint64_t ms;
 };
 
+/* Who ran the tool and what its cgroup saw: "identity" {kind, uid, gid}
+ * and "cgroup", "none" when the call had none (then only its process
+ * group was killed, which a setsid() escapes). */
+static void bridge_audit_exec(cJSON *line, const struct verdict *v)
+{
+	cJSON *id = cJSON_AddObjectToObject(line, "identity"), *cg;
+
+	if (id != NULL) {
+		cJSON_AddStringToObject(id, "kind", v->run_as ? v->run_as : "?");
+		if (v->ids_set) {
+			cJSON_AddNumberToObject(id, "uid", (double)v->uid);
+			cJSON_AddNumberToObject(id, "gid", (double)v->gid);
+		}
+	}
+	if (!v->cg_tried || (v->cg_mem == CG_NONE && v->cg_pids == CG_NONE)) {
+		cJSON_AddStringToObject(line, "cgroup", "none");
+		return;
+	}
+	cg = cJSON_AddObjectToObject(line, "cgroup");
+	if (cg == NULL)
+		return;
+	cJSON_AddStringToObject(cg, "memory", cgroup_kind_name(v->cg_mem));
+	cJSON_AddStringToObject(cg, "pids", cgroup_kind_name(v->cg_pids));
+	if (v->cgu_ok) {
+		cJSON_AddNumberToObject(cg, "memoryPeakBytes", (double)v->cgu.mem_peak);
+		cJSON_AddBoolToObject(cg, "memoryLimitHit", v->cgu.mem_limit_hit);
+		cJSON_AddBoolToObject(cg, "oomKill", v->cgu.oom_killed);
+		cJSON_AddBoolToObject(cg, "pidsLimitHit", v->cgu.pids_max_hit);
+	}
+	if (v->cg_left)
+		cJSON_AddBoolToObject(cg, "removed", 0);
+}
+
 /* One audit line and, for a call of the program (call set), one toolCalls
  * entry counted against BRIDGE_MAX_CALLS.  The audit line carries the
  * identity of the request and the parameter names, never their values:
@@ -346,6 +394,8 @@ static void bridge_record(struct bridge *b, const struct call_record *cr, const 
 	names = cJSON_AddArrayToObject(line, "paramNames");
 	for (const cJSON *p = cr->params && v->params_known ? cr->params->child : NULL; p != NULL; p = p->next)
 		cJSON_AddItemToArray(names, cJSON_CreateString(p->string));
+	if (v->exec_meta)
+		bridge_audit_exec(line, v);
 	cJSON_AddNumberToObject(line, "durationMs", (double)cr->ms);
 	cJSON_AddNumberToObject(line, "toolMs", (double)v->tool_ms);
 	cJSON_AddNumberToObject(line, "requestBytes", (double)cr->req_bytes);
@@ -659,6 +709,136 @@ out:
 	return d;
 }
 
+/*
+ * The identity a call of tool runs with (docs/tools.md, run_as), into req.
+ * A name is looked up here, on the supervisor's host and thread, never in
+ * the child.  Returns 0, or -1 with v denied: the tool never starts.
+ */
+static int bridge_tool_identity(const struct bridge *b, const struct cpol_tool *tool, struct tool_exec_req *req,
+				struct verdict *v)
+{
+	int root = geteuid() == 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+
+	v->run_as = policy_run_as_name(tool->run_as);
+	/* run_as: supervisor is the explicit way back to today's behaviour;
+	 * every other tool also loses setuid binaries and file caps. */
+	req->no_new_privs = tool->run_as != CPOL_RUN_AS_SUPERVISOR;
+	switch (tool->run_as) {
+	case CPOL_RUN_AS_SUPERVISOR:
+		return 0;
+	case CPOL_RUN_AS_DEDICATED:
+		if (!root) {
+			v->run_as = "caller";
+			return 0;
+		}
+		if (!b->cfg.tool_ids) {
+			verdict_deny(v, "exec", "internal_error", "identity",
+				     "%s: this run has no dedicated tool identity; refusing to run it as root", tool->id);
+			return -1;
+		}
+		uid = b->cfg.tool_uid;
+		gid = b->cfg.tool_gid;
+		break;
+	case CPOL_RUN_AS_USER: {
+		struct passwd pw, *found = NULL;
+		char buf[16384];
+		int e = getpwnam_r(tool->run_user, &pw, buf, sizeof(buf), &found);
+
+		if (found == NULL) {
+			verdict_deny(v, "exec", "tool_failed", "identity", "%s: run_as user %s %s", tool->id,
+				     tool->run_user, e ? strerrordesc_np(e) : "does not exist on this host");
+			return -1;
+		}
+		uid = pw.pw_uid;
+		gid = pw.pw_gid;
+		break;
+	}
+	case CPOL_RUN_AS_IDS:
+		uid = tool->run_uid;
+		gid = tool->run_gid;
+		break;
+	}
+	/* The blob refuses 0 in the ids; a name can still be root's here. */
+	if (uid == 0 || gid == 0) {
+		verdict_deny(v, "exec", "tool_failed", "identity", "%s: run_as resolves to uid %u gid %u; a tool never runs as root",
+			     tool->id, (unsigned)uid, (unsigned)gid);
+		return -1;
+	}
+	if (!root) {
+		if (uid == geteuid() && gid == getegid())
+			return 0;
+		verdict_deny(v, "exec", "tool_failed", "identity",
+			     "%s: run_as asks for uid %u gid %u, but cordon runs rootless as uid %u and cannot switch identity",
+			     tool->id, (unsigned)uid, (unsigned)gid, (unsigned)geteuid());
+		return -1;
+	}
+	req->set_ids = 1;
+	req->uid = uid;
+	req->gid = gid;
+	v->ids_set = 1;
+	v->uid = uid;
+	v->gid = gid;
+	return 0;
+}
+
+/*
+ * The call's own cgroup(s), named so that a later run's sweep recognises
+ * them when this supervisor dies (cordon-<pid>-<exec id>-t<n>), with the
+ * tool's limits, and its cgroup.procs files open for the child.  No usable
+ * hierarchy is not an error (the audit line says "none").  Returns 0, or
+ * -1 with v denied and nothing left behind.
+ */
+static int bridge_tool_cgroup(struct bridge *b, const struct cpol_tool *tool, struct cg_run *cg, int *made,
+			      int procs[CG_PROCS_FDS], struct tool_exec_req *req, struct verdict *v)
+{
+	struct cg_limits lim = { tool->memory_bytes, tool->pids };
+	char name[96], err[512];
+	unsigned n;
+
+	if (b->cfg.cg_host == NULL)
+		return 0;
+	v->cg_tried = 1;
+	pthread_mutex_lock(&b->mu);
+	n = ++b->tool_runs;
+	pthread_mutex_unlock(&b->mu);
+	snprintf(name, sizeof(name), "cordon-%d-%s-t%u", (int)getpid(), b->cfg.exec_id, n);
+	if (cgroup_create(cg, b->cfg.cg_host, name, &lim, err, sizeof(err)) != 0) {
+		verdict_deny(v, "exec", "internal_error", "cgroup", "%s: cannot make its cgroup: %s", tool->id, err);
+		return -1;
+	}
+	*made = 1;
+	v->cg_mem = cg->mem_kind;
+	v->cg_pids = cg->pids_kind;
+	if (cgroup_procs_open(cg, procs, err, sizeof(err)) != 0) {
+		verdict_deny(v, "exec", "internal_error", "cgroup", "%s: %s", tool->id, err);
+		return -1;
+	}
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (procs[i] >= 0)
+			req->cg_procs[req->ncg_procs++] = procs[i];
+	return 0;
+}
+
+/* A failure the call's cgroup explains: the limit is the better reason. */
+static void bridge_limit_reason(struct verdict *v, const struct cpol_tool *tool)
+{
+	size_t len = strlen(v->message);
+
+	if (!v->cgu_ok || len >= sizeof(v->message) - 1)
+		return;
+	if (v->cgu.oom_killed || v->cgu.mem_limit_hit) {
+		v->reason = "memory_limit";
+		snprintf(v->message + len, sizeof(v->message) - len, "; it reached its memory limit of %llu bytes",
+			 (unsigned long long)tool->memory_bytes);
+	} else if (v->cgu.pids_max_hit) {
+		v->reason = "pids_limit";
+		snprintf(v->message + len, sizeof(v->message) - len, "; it reached its limit of %u processes",
+			 tool->pids);
+	}
+}
+
 /* Runs the tool and fills v from what it did. */
 static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const struct request *rq, struct verdict *v)
 {
@@ -666,9 +846,13 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 	char e_tool[128], e_exec[64], e_app[160], e_tenant[160], e_user[160], e_session[160], e_project[160],
 		e_msg[160], e_req[96];
 	const char *extra[10], **argv = calloc(tool->exec.n + 1, sizeof(*argv));
-	struct tool_exec_req req;
+	struct tool_exec_req req = { 0 };
 	struct tool_exec_res res = { 0 };
+	struct cg_run cg;
+	int cg_made = 0, procs[CG_PROCS_FDS] = { -1, -1 };
+	enum tool_path_verdict pv;
 
+	memset(&cg, 0, sizeof(cg));
 	snprintf(e_tool, sizeof(e_tool), "CORDON_TOOL=%s", tool->id);
 	snprintf(e_exec, sizeof(e_exec), "CORDON_EXECUTION_ID=%s", b->cfg.exec_id);
 	snprintf(e_app, sizeof(e_app), "CORDON_APP=%.140s", b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "");
@@ -691,17 +875,36 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 	}
 	/* The blob's lists are counted; exec wants a NULL at the end. */
 	memcpy(argv, tool->exec.v, tool->exec.n * sizeof(*argv));
-	req = (struct tool_exec_req){ .argv = argv,
-				      .envp = envp,
-				      .input = input,
-				      .input_len = strlen(input),
-				      .timeout_ms = tool->timeout_ms,
-				      .max_output = TOOL_EXEC_MAX_OUTPUT,
-				      .cancel_fd = b->stop_fd };
+	req.argv = argv;
+	req.envp = envp;
+	req.input = input;
+	req.input_len = strlen(input);
+	req.timeout_ms = tool->timeout_ms;
+	req.max_output = TOOL_EXEC_MAX_OUTPUT;
+	req.cancel_fd = b->stop_fd;
+	/* Who runs it, whether it may be run at all, and where it is
+	 * counted: each decided before anything starts. */
+	v->exec_meta = 1;
+	if (bridge_tool_identity(b, tool, &req, v) != 0)
+		goto out;
+	/* StrictModes (common/tool_path.h): a program that someone other
+	 * than root or our own user could have swapped is not run.  A missing
+	 * one is left to execve, which reports it as before. */
+	pv = tool_path_check(argv[0], geteuid(), why, sizeof(why));
+	if (pv == TOOL_PATH_UNSAFE) {
+		verdict_deny(v, "exec", "tool_failed", "untrusted_path", "%s: refusing to run %s: %s", tool->id, argv[0],
+			     why);
+		goto out;
+	}
+	if (bridge_tool_cgroup(b, tool, &cg, &cg_made, procs, &req, v) != 0)
+		goto out;
 	if (tool_exec_run(&req, &res, msg, sizeof(msg)) != 0) {
 		verdict_deny(v, "exec", "internal_error", "spawn", "%s", msg);
 		goto out;
 	}
+	/* Read before destroy, which kills what the tool left running. */
+	if (cg_made && cgroup_usage(&cg, &v->cgu, msg, sizeof(msg)) == 0)
+		v->cgu_ok = 1;
 	v->tool_ms = res.duration_ms;
 	v->started = res.started;
 	switch (res.outcome) {
@@ -738,7 +941,16 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 		v->detail = bridge_failure_detail(b, tool, &res, &v->retryable);
 		break;
 	}
+	if (res.outcome == TOOL_EXEC_FAILED && !res.out_truncated)
+		bridge_limit_reason(v, tool);
 out:
+	/* Kills every process of the call (a setsid()'d or double-forked
+	 * one too), at the end of any outcome, and removes the cgroups. */
+	if (cg_made && cgroup_destroy(&cg, msg, sizeof(msg)) != 0)
+		v->cg_left = 1; /* the answer stands; the next run's sweep retries */
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (procs[i] >= 0)
+			close(procs[i]);
 	tool_exec_res_free(&res);
 	if (envp != NULL)
 		tool_env_free(envp);

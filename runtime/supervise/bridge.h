@@ -22,6 +22,7 @@
 #include "cordon/policy.h"
 
 struct secrets;
+struct cg_host;
 
 #define BRIDGE_MAX_CONNS 8          /* connections served at once; more wait in the backlog */
 #define BRIDGE_EVICT_MS 500         /* an idle connection this old may make room for a new one */
@@ -44,6 +45,18 @@ struct bridge_cfg {
 	uid_t peer_uid;           /* host uid of the executor */
 	pid_t child;              /* the executor: a peer must be in its pid namespace */
 	uint64_t deadline_ms;     /* CLOCK_MONOTONIC ms when the run's timeout fires; 0: none */
+	/* The host identity of tools with run_as dedicated (the default;
+	 * docs/tools.md).  As root, run.c fills one that no account and no
+	 * other run has, and sets tool_ids; without it such a tool is refused,
+	 * never run as root.  Rootless, tool_ids is 0 and tools run as the
+	 * caller (a run_as naming anyone else is refused). */
+	uid_t tool_uid;
+	gid_t tool_gid;
+	int tool_ids;
+	/* Where each call's cgroup is made (cgroup_create, named
+	 * cordon-<pid>-<exec id>-t<n>); NULL, or a host with no usable
+	 * hierarchy: none, and a call is killed by its process group only. */
+	const struct cg_host *cg_host;
 };
 
 struct bridge;

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +73,11 @@ enum te_stage {
 	TE_STAGE_STDIO,
 	TE_STAGE_FDS,
 	TE_STAGE_EXEC,
+	TE_STAGE_CGROUP,
+	TE_STAGE_CAPS,
+	TE_STAGE_IDS,
+	TE_STAGE_NNP,
+	TE_STAGE_CWD,
 };
 
 struct te_fail {
@@ -172,6 +179,63 @@ static void te_child_fail(int fd, int stage, int err)
  * the same rules keep the child clear of locks held at the fork.  Each
  * step says why it comes where it does.
  */
+/*
+ * Joins the call's cgroups: one write of "0" (the writer itself) to each
+ * cgroup.procs the parent opened.  Still privileged here, so the kernel's
+ * check of the writer against the target cgroup passes.
+ */
+static int te_child_cgroup(const struct tool_exec_req *req)
+{
+	for (unsigned i = 0; i < req->ncg_procs; i++) {
+		ssize_t w;
+
+		do
+			w = write(req->cg_procs[i], "0", 1);
+		while (w < 0 && errno == EINTR);
+		if (w != 1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Becomes the tool's identity.  Raw system calls, not libc's setresuid()
+ * and friends: in a multi-threaded process those signal every thread of
+ * the thread list so that all change together, and the list they walk is
+ * the supervisor's (CLONE_VM), with its lock possibly held by another of
+ * our threads.  The raw calls change this task's credentials only, which
+ * is what the child wants.
+ *
+ * Order: the bounding set can only be emptied while we still hold
+ * CAP_SETPCAP, and the ambient set while we may; groups and gid before the
+ * uid, which takes the right to change them; setresuid to a non-zero uid
+ * (no keep-caps) clears the permitted and effective sets, and capset()
+ * then clears the inheritable one as well.
+ */
+static int te_child_identity(const struct tool_exec_req *req, int *stage)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct none[2];
+
+	*stage = TE_STAGE_CAPS;
+	for (unsigned long cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		return -1;
+	*stage = TE_STAGE_IDS;
+	if (syscall(SYS_setgroups, 0, NULL) != 0 ||
+	    syscall(SYS_setresgid, req->gid, req->gid, req->gid) != 0 ||
+	    syscall(SYS_setresuid, req->uid, req->uid, req->uid) != 0)
+		return -1;
+	*stage = TE_STAGE_CAPS;
+	for (int i = 0; i < 2; i++)
+		none[i] = (struct __user_cap_data_struct){ 0, 0, 0 };
+	if (syscall(SYS_capset, &hdr, none) != 0)
+		return -1;
+	return 0;
+}
+
 static void te_child(const struct te_child_args *a) __attribute__((noreturn));
 static void te_child(const struct te_child_args *a)
 {
@@ -197,14 +261,27 @@ static void te_child(const struct te_child_args *a)
 	 * CLONE_VFORK this is done before the parent runs again. */
 	if (setpgid(0, 0) != 0)
 		te_child_fail(fail_fd, TE_STAGE_PGID, errno);
-	/* 3. Die with the supervisor.  The "parent" of PDEATHSIG is the
+	/* 3. Into the call's cgroups, before anything can fork, so that
+	 * nothing the tool starts - also what leaves its process group with
+	 * setsid() - is outside them: the cgroup is what kills it all. */
+	if (te_child_cgroup(a->req) != 0)
+		te_child_fail(fail_fd, TE_STAGE_CGROUP, errno);
+	/* 4. The tool's identity, while still able to change it.  Before
+	 * PDEATHSIG: a change of credentials clears that setting. */
+	if (a->req->set_ids) {
+		int stage;
+
+		if (te_child_identity(a->req, &stage) != 0)
+			te_child_fail(fail_fd, stage, errno);
+	}
+	/* 5. Die with the supervisor.  The "parent" of PDEATHSIG is the
 	 * calling thread, which stays in tool_exec_run() until we are reaped.
 	 * A supervisor that died before the prctl is caught by getppid(). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		te_child_fail(fail_fd, TE_STAGE_PDEATHSIG, errno);
 	if (getppid() != a->parent)
 		te_child_fail(fail_fd, TE_STAGE_PARENT, 0);
-	/* 4. stdio.  Every pipe end first moves to 3 or above: if the
+	/* 6. stdio.  Every pipe end first moves to 3 or above: if the
 	 * supervisor runs with 0-2 closed, a pipe end may already sit on its
 	 * target number, and dup2(fd, fd) would leave its close-on-exec flag
 	 * set.  The fail pipe settles on 3, still close-on-exec: its EOF at
@@ -223,11 +300,19 @@ static void te_child(const struct te_child_args *a)
 	for (int i = 0; i < 3; i++)
 		if (dup2(hi[i], i) < 0)
 			te_child_fail(fail_fd, TE_STAGE_STDIO, errno);
-	/* 5. Nothing else of the supervisor's goes with the tool: not the
-	 * bridge socket, the ledger, the other calls' pipes, or an fd some
-	 * library opened without O_CLOEXEC. */
+	/* 7. Nothing else of the supervisor's goes with the tool: not the
+	 * bridge socket, the ledger, the other calls' pipes, the cgroup.procs
+	 * files, or an fd some library opened without O_CLOEXEC. */
 	if (close_range(4, ~0U, 0) != 0)
 		te_child_fail(fail_fd, TE_STAGE_FDS, errno);
+	/* 8. No setuid binary or file capability can give back what step 4
+	 * took; last, since nothing after it needs privilege. */
+	if (a->req->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		te_child_fail(fail_fd, TE_STAGE_NNP, errno);
+	/* 9. The supervisor's working directory may be nowhere the tool's
+	 * identity may go (or somewhere it should not look). */
+	if (chdir("/") != 0)
+		te_child_fail(fail_fd, TE_STAGE_CWD, errno);
 	execve(a->req->argv[0], (char *const *)a->req->argv, a->req->envp);
 	te_child_fail(fail_fd, TE_STAGE_EXEC, errno);
 }
@@ -535,6 +620,16 @@ static const char *te_stage_name(int stage)
 		return "setting up stdio";
 	case TE_STAGE_FDS:
 		return "closing descriptors";
+	case TE_STAGE_CGROUP:
+		return "joining its cgroup";
+	case TE_STAGE_CAPS:
+		return "dropping capabilities";
+	case TE_STAGE_IDS:
+		return "switching to its uid and gid";
+	case TE_STAGE_NNP:
+		return "PR_SET_NO_NEW_PRIVS";
+	case TE_STAGE_CWD:
+		return "chdir /";
 	default:
 		return "setup";
 	}
@@ -627,6 +722,17 @@ static int te_check_req(const struct tool_exec_req *req, char *msg, size_t n)
 	}
 	if (req->timeout_ms == 0) {
 		snprintf(msg, n, "tool_exec: timeout_ms is 0");
+		return -1;
+	}
+	/* Kept for future defense: the bridge never asks for root, and
+	 * (uid_t)-1 would mean "unchanged" to setresuid. */
+	if (req->ncg_procs > 2) {
+		snprintf(msg, n, "tool_exec: %u cgroup.procs files; at most 2", req->ncg_procs);
+		return -1;
+	}
+	if (req->set_ids && (req->uid == 0 || req->gid == 0 || req->uid == (uid_t)-1 || req->gid == (gid_t)-1)) {
+		snprintf(msg, n, "tool_exec: refusing to switch to uid %u gid %u", (unsigned)req->uid,
+			 (unsigned)req->gid);
 		return -1;
 	}
 	return 0;

@@ -5,13 +5,15 @@
  * output, and its whole process group killed when it overstays.
  *
  * Called from the bridge's call threads, so the child between fork and
- * exec only makes async-signal-safe calls.
+ * exec only makes async-signal-safe calls.  The child also joins the
+ * call's cgroups and drops to the tool's identity (docs/tool-exec.md).
  */
 #ifndef CORDON_TOOL_EXEC_H
 #define CORDON_TOOL_EXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -30,6 +32,20 @@ struct tool_exec_req {
 	int cancel_fd;           /* -1, or readable when the run ends: kill, CANCELLED.
 				  * Polled, never read, so one fd may serve many calls;
 				  * readable before the start: the tool never runs. */
+	/* Identity.  set_ids (the supervisor is root): the tool runs as
+	 * uid/gid (neither 0) with no supplementary groups and every
+	 * capability set empty, bounding and ambient included.  0: it keeps
+	 * the supervisor's identity. */
+	int set_ids;
+	uid_t uid;
+	gid_t gid;
+	int no_new_privs;        /* PR_SET_NO_NEW_PRIVS before execve */
+	/* cgroup.procs files (cgroup_procs_open) the child writes "0" to
+	 * before anything else: the tool and all it starts are in the call's
+	 * cgroups from its first instruction.  The first ncg_procs are used
+	 * (0: none, so a zeroed request joins nothing); they stay the caller's. */
+	int cg_procs[2];
+	unsigned ncg_procs;
 };
 
 enum tool_exec_outcome {

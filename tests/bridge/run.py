@@ -51,6 +51,12 @@ lock = threading.Lock()
 # suite unless BRIDGE_STRICT=1; when it passes it prints XPASS (then remove
 # it from here).
 KNOWN = {}
+if MODE == "rootless":
+    # No cgroup is ours to make rootless here (docs/tools.md): a tool's
+    # setsid()'d grandchild escapes the process-group kill, and one left by
+    # a SIGKILLed supervisor stays; the audit line says "cgroup": "none".
+    KNOWN = {"tool_setsid_escape": "rootless: no cgroup, only the process group is killed",
+             "tool_killed_supervisor_swept": "rootless: no cgroup for the next run to sweep"}
 STRICT = os.environ.get("BRIDGE_STRICT") == "1"
 
 
@@ -65,14 +71,24 @@ def emit(ok, name, evidence):
         print(line[:900] if not known else line, flush=True)
 
 
-W = tempfile.mkdtemp(prefix="cordon-bridge-")
+# As root the working tree goes under /run, not /tmp: the supervisor runs no
+# tool below a directory that others may write (a sticky /tmp included), and
+# test.untrusted's directory must pass that check until the runner opens it.
+# Rootless, run.sh gives a TMPDIR that passes (below a root-owned tree).
+W = tempfile.mkdtemp(prefix="cordon-bridge-", dir="/run" if MODE == "root" else None)
 os.chmod(W, 0o755)            # the executor (uid 1001 as root) walks through to its workspace
 RUNTMP = os.path.join(W, "tmp")   # cordon's TMPDIR
 DATA = os.path.join(W, "data")    # the counter and hang files the tools write
 RUNS = os.path.join(W, "runs")    # every run's --run-dir
-for d in (RUNTMP, DATA, RUNS):
+UNTRUSTED = os.path.join(W, "untrusted")  # test.untrusted's program, trusted until the runner opens it
+for d in (RUNTMP, DATA, RUNS, UNTRUSTED):
     os.mkdir(d)
     os.chmod(d, 0o755)
+# As root the tools run as a dedicated unprivileged uid: they write their
+# marks into DATA, so it is open to them.
+os.chmod(DATA, 0o777 if MODE == "root" else 0o755)
+shutil.copy(os.path.join(HERE, "tools", "counter"), os.path.join(UNTRUSTED, "counter"))
+os.chmod(os.path.join(UNTRUSTED, "counter"), 0o755)
 COUNTER = os.path.join(DATA, "counter.log")
 HANGLOG = os.path.join(DATA, "hang.log")
 
@@ -105,7 +121,9 @@ def uniq(name):
 SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counter", "test.slow_counter",
             "test.slow", "test.hang", "test.hang_long", "test.flood", "test.secret", "test.env_secret",
             "test.unset_secret", "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter",
-            "test.late_secret", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once"]
+            "test.late_secret", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once",
+            "test.whoami", "test.whoami_supervisor",
+            "test.escape", "test.escape_hang", "test.escape_long", "test.hog", "test.forker", "test.untrusted"]
 CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
        "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
 # the fixed calls of selection and role: every tool selected, role admin held
@@ -386,7 +404,8 @@ def ev_of(answer, line):
 
 def compile_blobs():
     with open(os.path.join(HERE, "tools.yaml.in")) as f:
-        inv = f.read().replace("@TOOLS@", os.path.join(HERE, "tools")).replace("@DATA@", DATA)
+        inv = f.read().replace("@TOOLS@", os.path.join(HERE, "tools")).replace("@DATA@", DATA).replace(
+            "@UNTRUSTED@", UNTRUSTED)
     tools = os.path.join(W, "tools.yaml")
     with open(tools, "w") as f:
         f.write(inv)
@@ -1482,6 +1501,227 @@ def check_dup_keys():
          "slowest %d ms)" % (DUP_FRAMES, len(body), DUP_KEYS, c.get("ms"), c.get("maxMs")))
 
 
+# --- identity and cgroup (docs/tools.md, "Identity and cgroup") -----------
+
+ZERO_CAPS = "0000000000000000"
+
+
+def marker_pids(marker):
+    """Live processes on the host whose argv holds marker as one argument."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if marker.encode() in f.read().split(b"\0"):
+                    found.append(int(d))
+        except OSError:
+            pass
+    return [p for p in found if alive(p)]
+
+
+def kill_pids(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def check_tool_identity():
+    """Who a tool runs as, as the tool sees it.  As root: not uid 0, not the
+    supervisor, not the executor; no groups, every capability set empty,
+    no_new_privs, cwd /, in a cgroup of its own named for this call.  The
+    control, run_as: supervisor, is root with capabilities, which is what
+    the default would be without the switch."""
+    r = Run("whoami", "calls", {"calls": [req("test.whoami", {}), req("test.whoami_supervisor", {})]}).wait()
+    got = r.calls()
+    audit = Audit(r)
+    answers = [c.get("answer") for c in got[:2]] + [None, None]
+    me, sup = ((answers[0] or {}).get("result") or {}), ((answers[1] or {}).get("result") or {})
+    line, sline = audit.take(answers[0]), audit.take(answers[1])
+    bad = judge(answers[0], line, ("ok", "exec")) + judge(answers[1], sline, ("ok", "exec"))
+    st, sst = me.get("status") or {}, sup.get("status") or {}
+    uid, gid = (me.get("uid") or [None])[0], (me.get("gid") or [None])[0]
+    caps = {k: st.get(k) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+    if MODE == "root":
+        if len(set(me.get("uid") or [])) != 1 or uid in (None, 0, os.geteuid(), EXEC_UID):
+            bad.append("uids %s (want one, not 0, the supervisor's or the executor's %d)" % (me.get("uid"), EXEC_UID))
+        if len(set(me.get("gid") or [])) != 1 or gid in (None, 0):
+            bad.append("gids %s" % me.get("gid"))
+        if me.get("groups") != []:
+            bad.append("supplementary groups %s" % me.get("groups"))
+        if any(v != ZERO_CAPS for v in caps.values()):
+            bad.append("capabilities %s" % caps)
+        want_cg = "/cordon-%d-%s-t" % (r.p.pid, r.res.get("executionId", "?"))
+        for ctl in ("memory", "pids"):
+            if not any(":%s:" % ctl in x and want_cg in x for x in me.get("cgroup") or []):
+                bad.append("not in a %s cgroup %s*: %s" % (ctl, want_cg, me.get("cgroup")))
+        if (line or {}).get("identity") != {"kind": "dedicated", "uid": uid, "gid": gid}:
+            bad.append("audit identity %s" % (line or {}).get("identity"))
+        if not isinstance((line or {}).get("cgroup"), dict):
+            bad.append("audit cgroup %s" % (line or {}).get("cgroup"))
+        # the control: the supervisor's own identity is root, with capabilities
+        if sup.get("uid") != [0, 0, 0] or sst.get("CapEff") == ZERO_CAPS or sst.get("NoNewPrivs") != "0":
+            bad.append("control (run_as: supervisor) uid %s CapEff %s NoNewPrivs %s" % (
+                sup.get("uid"), sst.get("CapEff"), sst.get("NoNewPrivs")))
+    else:
+        if me.get("uid") != [os.getuid()] * 3 or caps.get("CapEff") != ZERO_CAPS:
+            bad.append("uid %s CapEff %s (want the caller's, none)" % (me.get("uid"), caps.get("CapEff")))
+        if (line or {}).get("identity") != {"kind": "caller"} or (line or {}).get("cgroup") != "none":
+            bad.append("audit identity %s cgroup %s" % ((line or {}).get("identity"), (line or {}).get("cgroup")))
+        if sst.get("NoNewPrivs") != "0":
+            bad.append("control (run_as: supervisor) NoNewPrivs %s" % sst.get("NoNewPrivs"))
+    if st.get("NoNewPrivs") != "1":
+        bad.append("NoNewPrivs %s" % st.get("NoNewPrivs"))
+    if me.get("cwd") != "/":
+        bad.append("cwd %s" % me.get("cwd"))
+    emit(not bad, "tool_identity", "; ".join(bad) if bad else
+         "uid/gid %s/%s, no groups, caps %s, NoNewPrivs 1, cwd /, cgroup %s; control (run_as: supervisor): uid %s, "
+         "CapEff %s, NoNewPrivs %s" % (uid, gid, "all zero" if MODE == "root" else caps.get("CapEff"),
+                                       "own" if MODE == "root" else "none", sup.get("uid"), sst.get("CapEff"),
+                                       sst.get("NoNewPrivs")))
+
+
+def check_tool_escape():
+    """A tool's setsid()'d, double-forked grandchild does not outlive the
+    call: neither one that answered and exited nor one killed at its
+    timeout.  The program holds the run open while the runner looks, so
+    what killed them was the call's end, not the run's.  The control: the
+    runner's own marked sleeper is found by the same search."""
+    m_exit, m_hang, m_ctl = ("esc-" + secrets.token_hex(8) for _ in range(3))
+    ctl = subprocess.Popen([PY, "-I", "-c", "import time; time.sleep(60)", m_ctl], start_new_session=True)
+    found_ctl = wait_until(lambda: marker_pids(m_ctl), 5)
+    ctl.kill()
+    ctl.wait()
+    r = Run("escape", "calls", {"calls": [req("test.escape", {"marker": m_exit}),
+                                          req("test.escape_hang", {"marker": m_hang})], "hold": 20})
+    part = wait_until(lambda: len(r.partial().get("calls") or []) == 2 and r.partial(), 30) or {}
+    time.sleep(0.2)
+    left = marker_pids(m_exit) + marker_pids(m_hang)
+    run_alive = r.p.poll() is None
+    r.release()
+    r.wait()
+    kill_pids(left)
+    audit = Audit(r)
+    got = part.get("calls") or r.calls()
+    a0 = (got[0] if got else {}).get("answer")
+    a1 = (got[1] if len(got) > 1 else {}).get("answer")
+    l0, l1 = audit.take(a0), audit.take(a1)
+    bad = judge(a0, l0, ("ok", "exec")) + judge(a1, l1, ("tool_timeout", "exec", "timeout"))
+    if not found_ctl:
+        bad.append("control: the runner's own marked process was not found")
+    if not run_alive:
+        bad.append("the run had ended before the runner looked (%s)" % describe(r))
+    if left:
+        bad.append("left alive after the calls (cgroup %s): %s (killed now)" % ((l0 or {}).get("cgroup"), left))
+    emit(not bad, "tool_setsid_escape", "; ".join(bad) if bad else
+         "no setsid'd grandchild outlived its call (answered, and timed out), cgroup %s; control found pid %s" % (
+             json.dumps((l0 or {}).get("cgroup")), found_ctl))
+
+
+def check_tool_limits():
+    """A tool over its own memory (32m) or pids (4) limit fails, and the
+    answer and the audit line say which; the same tools within their
+    limits are the controls.  Rootless there is no cgroup: the limits are
+    not applied and the audit line says "cgroup": "none"."""
+    calls = [req("test.hog", {"mib": 1}), req("test.hog", {"mib": 200}), req("test.forker", {"n": 2}),
+             req("test.forker", {"n": 20})]
+    r = Run("limits", "calls", {"calls": calls}).wait()
+    got = r.calls()
+    audit = Audit(r)
+    ans = [(got[i] if len(got) > i else {}).get("answer") for i in range(4)]
+    lines = [audit.take(a) for a in ans]
+    bad = judge(ans[0], lines[0], ("ok", "exec")) + judge(ans[2], lines[2], ("ok", "exec"))
+    if MODE == "root":
+        bad += judge(ans[1], lines[1], ("tool_failed", "exec", "memory_limit"))
+        bad += judge(ans[3], lines[3], ("tool_failed", "exec", "pids_limit"))
+        cg_mem, cg_pids = (lines[1] or {}).get("cgroup") or {}, (lines[3] or {}).get("cgroup") or {}
+        if not isinstance(cg_mem, dict) or not cg_mem.get("memoryLimitHit"):
+            bad.append("audit cgroup of the hog: %s" % cg_mem)
+        if not isinstance(cg_pids, dict) or not cg_pids.get("pidsLimitHit"):
+            bad.append("audit cgroup of the forker: %s" % cg_pids)
+        ev = "200 MiB: %s; 20 children: %s; audit %s / %s" % (
+            ev_of(ans[1], lines[1]), ev_of(ans[3], lines[3]), json.dumps(cg_mem), json.dumps(cg_pids))
+    else:
+        bad += judge(ans[1], lines[1], ("ok", "exec")) + judge(ans[3], lines[3], ("ok", "exec"))
+        if any((ln or {}).get("cgroup") != "none" for ln in lines):
+            bad.append("audit cgroup %s" % [(ln or {}).get("cgroup") for ln in lines])
+        ev = "rootless, no cgroup: 200 MiB and 20 children allowed, each audit line \"cgroup\": \"none\""
+    emit(not bad, "tool_memory_pids_limits", "; ".join(bad) if bad else
+         ev + "; controls (1 MiB, 2 children) ok")
+
+
+def check_untrusted_path():
+    """A tool compiled from a trusted directory, which the runner then opens
+    to everyone (as root: and gives to uid 65534): the next run refuses it
+    (tool_failed/exec, untrusted_path) and it does not run; cordonc now
+    refuses the same inventory at exec[0].  The control: the same call
+    before the change runs."""
+    m1, m2 = uniq("trusted"), uniq("untrusted")
+    r1 = Run("untrusted-1", "calls", {"calls": [req("test.untrusted", {"item": "a"}, messageId=m1)]}).wait()
+    a1 = (r1.calls() or [{}])[0].get("answer")
+    bad = judge(a1, Audit(r1).take(a1), ("ok", "exec"))
+    os.chmod(UNTRUSTED, 0o777)
+    if MODE == "root":
+        os.chown(UNTRUSTED, 65534, -1)
+    try:
+        r2 = Run("untrusted-2", "calls", {"calls": [req("test.untrusted", {"item": "b"}, messageId=m2)]}).wait()
+        env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
+        comp = subprocess.run([CORDONC, "compile", os.path.join(HERE, "app.yaml"), os.path.join(W, "tools.yaml"),
+                               "-o", os.path.join(W, "untrusted.cpol")], capture_output=True, text=True, env=env)
+    finally:
+        if MODE == "root":
+            os.chown(UNTRUSTED, 0, -1)
+        os.chmod(UNTRUSTED, 0o755)
+    a2 = (r2.calls() or [{}])[0].get("answer")
+    l2 = Audit(r2).take(a2)
+    bad += judge(a2, l2, ("tool_failed", "exec", "untrusted_path"))
+    why = "is owned by uid 65534" if MODE == "root" else "is writable by others (mode 0777)"
+    if UNTRUSTED + " " + why not in (l2 or {}).get("message", ""):
+        bad.append("audit message %r lacks %r" % ((l2 or {}).get("message"), why))
+    if len(counter_lines(m1)) != 1 or counter_lines(m2):
+        bad.append("executions: before %d (want 1), after %d (want 0)" % (len(counter_lines(m1)),
+                                                                          len(counter_lines(m2))))
+    if comp.returncode != 2 or "exec[0]" not in comp.stderr or why not in comp.stderr:
+        bad.append("cordonc compile exit %d: %s" % (comp.returncode, comp.stderr[-300:]))
+    emit(not bad, "tool_untrusted_path", "; ".join(bad) if bad else
+         "before: ok, ran once; after the directory was opened: %s, not run; cordonc refuses exec[0]" %
+         ev_of(a2, l2))
+
+
+def check_killed_supervisor_tools():
+    """SIGKILL to cordon while a tool runs that left a setsid()'d grandchild:
+    the grandchild outlives the supervisor (the control: PDEATHSIG only
+    reaches the tool itself), and the next `cordon run` on the host kills
+    it (its cgroup's sweep).  Run alone, before the others: a concurrent
+    run's sweep would kill it before the control looks."""
+    m = "kill-" + secrets.token_hex(8)
+    r1 = Run("killed-tools-1", "calls", {"calls": [req("test.escape_long", {"marker": m})]})
+    started = wait_until(lambda: marker_pids(m), 15)
+    r1.p.send_signal(signal.SIGKILL)
+    r1.wait()
+    time.sleep(0.3)
+    survived = marker_pids(m)
+    cleanup_killed(r1)
+    r2 = Run("killed-tools-2", "calls", {"calls": [req()]}).wait()
+    wait_until(lambda: not marker_pids(m), 1)
+    left = marker_pids(m)
+    kill_pids(left)
+    bad = []
+    if not started:
+        bad.append("the tool's grandchild never appeared (%s)" % describe(r1))
+    if not survived:
+        bad.append("control: nothing outlived the SIGKILLed supervisor, so the sweep was not tested")
+    if r2.res.get("status") != "succeeded":
+        bad.append("the next run: %s" % describe(r2))
+    if left:
+        bad.append("still alive after the next run: %s (killed now)" % left)
+    emit(not bad, "tool_killed_supervisor_swept", "; ".join(bad) if bad else
+         "pid %s outlived the SIGKILLed supervisor; gone after the next cordon run" % survived)
+
+
 def check_leftovers():
     bad = []
     left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
@@ -1513,13 +1753,14 @@ def check_leftovers():
 
 def cgroup_dirs(ids):
     """cgroup directories below /sys/fs/cgroup of these execution ids
-    (cordon-<supervisor pid>-<id>)."""
+    (cordon-<supervisor pid>-<id>, and each tool call's cordon-<pid>-<id>-t<n>)."""
     found = []
     for root, dirs, _ in os.walk("/sys/fs/cgroup"):
         if root.count("/") > 9:
             dirs[:] = []
             continue
-        found += [os.path.join(root, d) for d in dirs if d.startswith("cordon-") and d.rsplit("-", 1)[-1] in ids]
+        found += [os.path.join(root, d) for d in dirs if d.startswith("cordon-") and len(d.split("-")) >= 3 and
+                  d.split("-")[2] in ids]
     return found
 
 
@@ -1534,7 +1775,8 @@ def main():
                   check_concurrent_calls,
                   check_replay_after_budget, check_replay_never_started, check_replay_budget_refused,
                   check_replay_wait_ends, check_too_many_calls, check_audit_names, check_answer_bound,
-                  check_stop_no_line, check_dup_keys, check_tool_failure_retryable]
+                  check_stop_no_line, check_dup_keys, check_tool_failure_retryable, check_tool_identity,
+                  check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]
@@ -1548,6 +1790,11 @@ def main():
                 import traceback
                 emit(False, getattr(fn, "__name__", "check"), "%s: %s %s" % (
                     type(e).__name__, e, traceback.format_exc()[-400:]))
+        # Alone first: every run sweeps what killed supervisors left, so a
+        # concurrent run would do this check's work before it looks.
+        if check_killed_supervisor_tools in checks:
+            checks.remove(check_killed_supervisor_tools)
+            guarded(check_killed_supervisor_tools)
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(guarded, checks))
         check_leftovers()

@@ -22,7 +22,9 @@ BUILD="$BUILD" POLICIES="$SRC/policies" "$PY" "$B/run.py" root || rc=1
 
 id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
 	|| { echo "FAIL rootless setup: cannot create user cordon-test"; exit 1; }
-T=$(mktemp -d) || exit 1
+# Under /run, not /tmp: the supervisor refuses to run a tool below a
+# directory that others may write, and a sticky /tmp is one.
+T=$(mktemp -d /run/cordon-bridge-rootless.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 # The tree may sit where cordon-test cannot read (a private home): copy the
 # binaries, the shipped profiles and this folder (the tools run from the

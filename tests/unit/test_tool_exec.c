@@ -20,6 +20,11 @@
  *     of those before; the tool's own error message and code; exit 75
  *     retryable, any other exit not; every secret value scrubbed before a
  *     bound (none shows its start); well-formed UTF-8, cut on characters.
+ *   - identity (root): uid/gid switched, no groups, every capability set
+ *     empty (bounding and ambient too), no_new_privs, cwd /; the control
+ *     without set_ids keeps root's; the cgroup join: the tool writes
+ *     itself into the cgroup.procs files it is given before exec, and a
+ *     setsid()'d grandchild is in the cgroup too (root, real cgroups).
  * Every test also checks that no fd leaked and SIGPIPE did not stay
  * pending.
  */
@@ -45,6 +50,7 @@
 #include <unistd.h>
 
 #include "common/utf8.h"
+#include "runtime/launch/cgroup.h"
 #include "runtime/supervise/secrets.h"
 #include "runtime/supervise/tool_exec.h"
 #include "tests/unit/unit_fds.h"
@@ -964,6 +970,156 @@ static void test_many_starts_leave_the_supervisor_as_it_was(void **state)
 	sigaction(SIGUSR2, &old2, NULL);
 }
 
+/* ---- identity and cgroup ---------------------------------------------------- */
+
+/* The fields of /proc/self/status a tool's identity shows, as the tool
+ * itself reads them, one per line. */
+#define STATUS_SH "grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status; pwd"
+
+static int status_has(const char *out, const char *line)
+{
+	const char *p = strstr(out, line);
+
+	return p != NULL && (p == out || p[-1] == '\n');
+}
+
+static void test_identity_dropped(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c", STATUS_SH, NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct tool_exec_res res;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	/* Control: without set_ids the tool is the supervisor, with its caps. */
+	run_ok(&r, &res);
+	assert_int_equal(res.outcome, TOOL_EXEC_OK);
+	assert_true(status_has(res.out, "Uid:\t0\t0\t0\t0"));
+	assert_false(status_has(res.out, "CapEff:\t0000000000000000"));
+	assert_true(status_has(res.out, "NoNewPrivs:\t0"));
+	tool_exec_res_free(&res);
+
+	r.set_ids = 1;
+	r.uid = 65534;
+	r.gid = 65533;
+	r.no_new_privs = 1;
+	run_ok(&r, &res);
+	if (res.outcome != TOOL_EXEC_OK)
+		fail_msg("%s; stderr %s", res.reason, res.err);
+	assert_true(status_has(res.out, "Uid:\t65534\t65534\t65534\t65534"));
+	assert_true(status_has(res.out, "Gid:\t65533\t65533\t65533\t65533"));
+	assert_true(status_has(res.out, "Groups:\t \n") || status_has(res.out, "Groups:\t\n"));
+	assert_true(status_has(res.out, "CapInh:\t0000000000000000"));
+	assert_true(status_has(res.out, "CapPrm:\t0000000000000000"));
+	assert_true(status_has(res.out, "CapEff:\t0000000000000000"));
+	assert_true(status_has(res.out, "CapBnd:\t0000000000000000"));
+	assert_true(status_has(res.out, "CapAmb:\t0000000000000000"));
+	assert_true(status_has(res.out, "NoNewPrivs:\t1"));
+	assert_true(status_has(res.out, "/\n"));
+	tool_exec_res_free(&res);
+}
+
+/* Root or (uid_t)-1 is refused before anything starts. */
+static void test_identity_root_refused(void **state)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct tool_exec_res res;
+	char msg[256];
+
+	(void)state;
+	r.set_ids = 1;
+	r.uid = 0;
+	r.gid = 100;
+	assert_int_equal(tool_exec_run(&r, &res, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "refusing to switch to uid 0"));
+	r.uid = (uid_t)-1;
+	assert_int_equal(tool_exec_run(&r, &res, msg, sizeof(msg)), -1);
+	r.uid = 100;
+	r.gid = 0;
+	assert_int_equal(tool_exec_run(&r, &res, msg, sizeof(msg)), -1);
+}
+
+/* The join is the child's own write of "0", before exec: a plain file
+ * stands in for cgroup.procs and gets exactly that. */
+static void test_cgroup_join_written_before_exec(void **state)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct tool_exec_res res;
+	char path[] = "/tmp/test_tool_exec.procs.XXXXXX", buf[8] = "";
+	int fd = mkstemp(path), rd;
+
+	(void)state;
+	assert_true(fd >= 0);
+	r.cg_procs[0] = fd;
+	r.ncg_procs = 1;
+	run_ok(&r, &res);
+	assert_int_equal(res.outcome, TOOL_EXEC_OK);
+	tool_exec_res_free(&res);
+	rd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(rd >= 0);
+	assert_int_equal(read(rd, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], '0');
+	close(rd);
+	close(fd);
+	unlink(path);
+}
+
+/* Root on a host with cgroups: the tool and a setsid()'d grandchild are
+ * both in the call's cgroup, and destroy kills the grandchild, which the
+ * process-group kill alone cannot reach (the control). */
+static void test_cgroup_holds_setsid_grandchild(void **state)
+{
+	/* The pause lets setsid() happen before the tool's exit kills its
+	 * group: a grandchild still in the group would not test anything. */
+	const char *argv[] = { "/bin/sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!; sleep 0.3", NULL };
+	struct tool_exec_req r = req_of(argv, NULL);
+	struct tool_exec_res res;
+	struct cg_host h;
+	struct cg_run cg;
+	struct cg_limits lim = { 64u << 20, 16 };
+	char name[64], err[512], p[64], line[512];
+	int fds[CG_PROCS_FDS];
+	long child;
+	FILE *f;
+	int inside = 0;
+
+	(void)state;
+	if (geteuid() != 0 || cgroup_detect(&h, NULL, NULL, err, sizeof(err)) != 0)
+		skip();
+	snprintf(name, sizeof(name), "cordon-%d-test-tool-exec", (int)getpid());
+	assert_int_equal(cgroup_create(&cg, &h, name, &lim, err, sizeof(err)), 0);
+	if (cg.mem_kind == CG_NONE && cg.pids_kind == CG_NONE)
+		skip();
+	assert_int_equal(cgroup_procs_open(&cg, fds, err, sizeof(err)), 0);
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (fds[i] >= 0)
+			r.cg_procs[r.ncg_procs++] = fds[i];
+	run_ok(&r, &res);
+	assert_int_equal(res.outcome, TOOL_EXEC_OK);
+	child = strtol(res.out, NULL, 10);
+	assert_true(child > 1);
+	/* The process-group kill at exit missed it: setsid left the group. */
+	usleep(200000);
+	assert_false(pid_gone((pid_t)child));
+	snprintf(p, sizeof(p), "/proc/%ld/cgroup", child);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, name) != NULL)
+			inside = 1;
+	fclose(f);
+	assert_true(inside);
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+	assert_true(pid_gone_within((pid_t)child, 1000));
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	tool_exec_res_free(&res);
+}
+
 /* ---- the answer ------------------------------------------------------------ */
 
 static cJSON *parse(const char *s, size_t len, char *why, size_t n)
@@ -1078,6 +1234,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_requests, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_two_threads_at_once, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_many_starts_leave_the_supervisor_as_it_was, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_identity_dropped, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_identity_root_refused, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_join_written_before_exec, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_holds_setsid_grandchild, fx_setup, fx_teardown),
 		cmocka_unit_test(test_parse_accepts_one_value),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_parse_large_object),
