@@ -473,7 +473,12 @@ int main(void)
 					  .state_dir = state,
 					  .audit_fd = audit_fd,
 					  .peer_uid = geteuid(),
-					  .child = getpid() };
+					  .child = getpid(),
+					  /* as root the tools switch to an unprivileged
+					   * identity, as under cordon run; no cgroup */
+					  .tool_uid = 65534,
+					  .tool_gid = 65534,
+					  .tool_ids = geteuid() == 0 };
 		int r;
 
 		if (s[i].how == BY_SPAWN || s[i].how == BY_TOOL_EXEC) {

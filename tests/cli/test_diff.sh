@@ -122,8 +122,31 @@ expect_rc 1 "$CORDONC" diff "$T/tools.cpol" "$T/base.cpol"
 change narrow "tools[report.list]: removed List report names."
 change widen "tools[mail.send].max_calls_per_day: 100 -> unlimited"
 
+# A tool's identity and its cgroup's limits; the workspace's entry count.
+mk ident 's/    pids: 64/    pids: 64\n    max_exec_workspace_entries: 50000/' \
+	's/^    max_calls: 5$/    max_calls: 5\n    run_as: supervisor\n    memory: 1g\n    pids: 8/'
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/ident.cpol"
+change widen "limits.max_exec_workspace_entries: 20000 -> 50000"
+change widen "tools[mail.send].run_as: dedicated -> supervisor"
+change widen "tools[mail.send].memory: 256m -> 1g"
+change narrow "tools[mail.send].pids: 32 -> 8"
+# Only the identity differs from here on: supervisor -> a named account
+# narrows, dedicated -> a named account widens, one account -> another is
+# a change.
+mk named '' 's/^    max_calls: 5$/    max_calls: 5\n    run_as: { user: mailer }/'
+mk namedx 's/    pids: 64/    pids: 64\n    max_exec_workspace_entries: 50000/' \
+	's/^    max_calls: 5$/    max_calls: 5\n    run_as: { user: mailer }\n    memory: 1g\n    pids: 8/'
+expect_rc 0 "$CORDONC" diff "$T/ident.cpol" "$T/namedx.cpol"
+change narrow "tools[mail.send].run_as: supervisor -> user mailer"
+expect_out "1 change: 0 widening, 1 narrowing"
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/named.cpol"
+change widen "tools[mail.send].run_as: dedicated -> user mailer"
+mk ids '' 's/^    max_calls: 5$/    max_calls: 5\n    run_as: { uid: 2001, gid: 2001 }/'
+expect_rc 0 "$CORDONC" diff "$T/named.cpol" "$T/ids.cpol"
+change change "tools[mail.send].run_as: user mailer -> uid 2001 gid 2001"
+
 # The reverse of a pair swaps widening and narrowing, change for change.
-for pair in "base wider" "base tools" "small big" "base tighter"; do
+for pair in "base wider" "base tools" "small big" "base tighter" "base ident"; do
 	set -- $pair
 	"$CORDONC" diff --json "$T/$1.cpol" "$T/$2.cpol" >"$T/fw.json"
 	"$CORDONC" diff --json "$T/$2.cpol" "$T/$1.cpol" >"$T/bw.json"

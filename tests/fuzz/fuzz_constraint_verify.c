@@ -67,7 +67,7 @@ static int fuzz_build(struct cpol_policy *p, uint32_t n)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
 	p->params = arena_calloc(&p->arena, NSIG, sizeof(*p->params));
 	p->tools = arena_calloc(&p->arena, 1, sizeof(*p->tools));
 	p->constraints = arena_calloc(&p->arena, n ? n : 1, sizeof(*p->constraints));
@@ -85,6 +85,8 @@ static int fuzz_build(struct cpol_policy *p, uint32_t n)
 	p->tools[0].id = "t.x";
 	p->tools[0].description = "a tool";
 	p->tools[0].timeout_ms = 1000;
+	p->tools[0].memory_bytes = 1;
+	p->tools[0].pids = 1;
 	p->tools[0].exec.v = (const char **)exec_argv;
 	p->tools[0].exec.n = 1;
 	p->tools[0].params = (struct cpol_range){ 0, NTOP };

@@ -69,6 +69,7 @@ static void sig_policy(struct cpol_policy *p)
 	p->limits.max_code_bytes = p->limits.memory_bytes = p->limits.max_tool_request_bytes = 1;
 	p->limits.pids = p->limits.open_files = 1;
 	p->limits.mode = CPOL_MODE_LOCAL;
+	p->limits.ws_entries = 1;
 	p->params = arena_calloc(&p->arena, NSIG, sizeof(*p->params));
 	t = p->tools = arena_calloc(&p->arena, 1, sizeof(*p->tools));
 	assert_non_null(p->params);
@@ -87,6 +88,8 @@ static void sig_policy(struct cpol_policy *p)
 	t->id = "t.x";
 	t->description = "a tool";
 	t->timeout_ms = 1000;
+	t->memory_bytes = 1;
+	t->pids = 1;
 	t->exec.v = (const char **)true_argv;
 	t->exec.n = 1;
 	t->params = (struct cpol_range){ 0, NTOP };

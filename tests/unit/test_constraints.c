@@ -83,7 +83,7 @@ static void build_sig(struct cpol_policy *p)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
 	p->nparams = P_ALL;
 	p->params = arena_calloc(&p->arena, P_ALL, sizeof(*p->params));
 	p->ntools = 1;
@@ -102,6 +102,8 @@ static void build_sig(struct cpol_policy *p)
 	p->tools[0].id = "t.x";
 	p->tools[0].description = "a tool";
 	p->tools[0].timeout_ms = 1000;
+	p->tools[0].memory_bytes = 1;
+	p->tools[0].pids = 1;
 	p->tools[0].exec.v = (const char **)exec_argv;
 	p->tools[0].exec.n = 1;
 	p->tools[0].params = (struct cpol_range){ 0, P_TOP };
