@@ -80,6 +80,7 @@ struct run_ctx {
 	uint64_t ws_bytes_max, ws_inodes_max; /* the breach bounds (supervise.h) */
 	struct ws ws;
 	struct hostid_lease lease;      /* as root: the executor's host ids */
+	struct hostid_lease tool_lease; /* as root: the run's tools' host ids (run_as default) */
 	char kept_note[600];    /* what a kept run directory could not keep */
 	char sweep_note[256];   /* what the stale sweep could not remove */
 	struct cg_host cgh;
@@ -204,7 +205,10 @@ static int stage_hostid(struct run_ctx *c)
 		HARNESS(c, "identity", "host ids: mkdir /run/cordon: %s", strerror(errno));
 		return -1;
 	}
-	if (hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->lease, err, sizeof(err)) != 0) {
+	/* Two: the executor's, and its tools' (a tool shares nothing with the
+	 * sandbox it serves, not even a uid that could signal it). */
+	if (hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->lease, err, sizeof(err)) != 0 ||
+	    hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->tool_lease, err, sizeof(err)) != 0) {
 		HARNESS(c, "identity", "host ids: %.900s", err);
 		return -1;
 	}
@@ -377,13 +381,12 @@ static int stage_rundir(struct run_ctx *c)
 #define WS_ROUND(x) (((uint64_t)(x) + WS_PAGE - 1) / WS_PAGE * WS_PAGE)
 /* root, work, out, logs, logs/executor, main.py, user_code.py */
 #define WS_FIXED_INODES 7u
-#define WS_DEFAULT_ENTRIES 20000u
 
 static void ws_bounds(struct run_ctx *c, uint64_t *size, uint64_t *inodes)
 {
 	const struct cpol_limits *l = &c->pol.limits;
 	uint64_t base = WS_ROUND(c->code_len) + WS_ROUND(sizeof(MAIN_PY));
-	uint64_t entries = WS_DEFAULT_ENTRIES;
+	uint64_t entries = l->ws_entries;
 
 	for (unsigned i = 0; i < c->o->ninputs; i++)
 		base += WS_ROUND(c->inputs[i].len);
@@ -812,11 +815,8 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 					 .peer_uid = c->host_uid,
 					 .child = pid,
 					 .deadline_ms = monotonic_ms() + c->pol.limits.timeout_ms + 1000,
-					 /* lead integrates hostid here: TEMPORARY fixed tool
-					  * identity (nobody) until the host-uid allocator
-					  * gives each run one of its own. */
-					 .tool_uid = 65534,
-					 .tool_gid = 65534,
+					 .tool_uid = c->tool_lease.uid,
+					 .tool_gid = c->tool_lease.gid,
 					 .tool_ids = !c->rootless,
 					 .cg_host = &c->cgh };
 
@@ -1163,6 +1163,7 @@ int run_execute(const struct run_opts *o)
 	c->o = o;
 	c->listen_fd = c->audit_fd = c->dir_fd = -1;
 	c->lease = (struct hostid_lease)HOSTID_LEASE_NONE;
+	c->tool_lease = (struct hostid_lease)HOSTID_LEASE_NONE;
 	ws_init(&c->ws, 0, 0, 0);
 	/* A child that died during setup closes the sync pipe under the
 	 * supervisor's write; that is a harness error to report, not a
@@ -1203,6 +1204,7 @@ int run_execute(const struct run_opts *o)
 	if (c->temp_dir)
 		rundir_remove(c);
 	/* Last: every process and file of the executor's ids is gone now. */
+	hostid_release(&c->tool_lease);
 	hostid_release(&c->lease);
 	free(text);
 	free(r.out.buf);
