@@ -15,15 +15,20 @@ mkdir "$T/tmp" && chmod 1777 "$T/tmp"
 export TMPDIR="$T/tmp"
 S="$T/state"
 COUNT="$T/count.log"
+# A tool's executable must sit where only root can write (StrictModes,
+# docs/tools.md): not under the sticky, world-writable /tmp.
+TD=$(mktemp -d -p /run cordon-ledger-test.XXXXXX) || die "mktemp in /run"
+chmod 755 "$TD"
+trap 'rm -rf "$T" "$TD"' EXIT
 
 # The tool: counts its executions by message id and answers the count.
-cat >"$T/count-tool" <<'EOF'
+cat >"$TD/count-tool" <<'EOF'
 #!/bin/sh
 cat >/dev/null
 echo "$CORDON_MESSAGE_ID" >>"$1"
 printf '{"runs": %s}\n' "$(grep -cx -- "$CORDON_MESSAGE_ID" "$1")"
 EOF
-chmod 755 "$T/count-tool"
+chmod 755 "$TD/count-tool"
 cat >"$T/tools.yaml" <<EOF
 version: 1
 tools:
@@ -33,7 +38,8 @@ tools:
       item: { type: string, max_length: 16, required: true }
     side_effect: true
     timeout: 5s
-    exec: [$T/count-tool, $COUNT]
+    exec: [$TD/count-tool, $COUNT]
+    run_as: supervisor           # it counts into the test's own 0700 directory
 EOF
 sed -e 's/^app: mail$/app: ledgertest/' -e '/^  outputs:/,/note.txt/d' \
 	-e 's/^  reporter: { tools: \[mail.send\] }$/  a: { tools: [t.count] }/' \
