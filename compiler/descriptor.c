@@ -447,17 +447,31 @@ static int executor_load(struct schema_ctx *c, const struct ynode *ex, struct cp
 	if ((v = ymap_get(ex, "interpreter")) != NULL &&
 	    schema_abs_path(c, v, "execution.executor.interpreter", &e->interpreter))
 		rc = -1;
+	/* 0 is read and then refused, rather than kept out by the range, so the
+	 * message says why: root inside owns root's files in every bind mount
+	 * and gains the most from any kernel bug, and nothing a generated
+	 * program does needs it. */
 	if ((v = ymap_get(ex, "uid")) != NULL) {
-		if (schema_uint(c, v, "execution.executor.uid", 0, 65534, &u) != 0)
+		if (schema_uint(c, v, "execution.executor.uid", 0, 65534, &u) != 0) {
 			rc = -1;
-		else
+		} else if (u == 0) {
+			schema_error(c, v, "execution.executor.uid: 0 is root; the executor never runs as root "
+					   "(use an unprivileged id such as 1001)");
+			rc = -1;
+		} else {
 			e->uid = (uint32_t)u;
+		}
 	}
 	if ((v = ymap_get(ex, "gid")) != NULL) {
-		if (schema_uint(c, v, "execution.executor.gid", 0, 65534, &u) != 0)
+		if (schema_uint(c, v, "execution.executor.gid", 0, 65534, &u) != 0) {
 			rc = -1;
-		else
+		} else if (u == 0) {
+			schema_error(c, v, "execution.executor.gid: 0 is root's group; the executor never runs with "
+					   "it (use an unprivileged group such as 1000)");
+			rc = -1;
+		} else {
 			e->gid = (uint32_t)u;
+		}
 	}
 	if ((v = ymap_get(ex, "network")) != NULL &&
 	    schema_enum(c, v, "execution.executor.network", network_names, &e->network))

@@ -4,7 +4,9 @@
  * One table entry a rule, sorted by id; ids are grouped by family (0xx the
  * linter's own, 1xx isolation, 2xx identity, 3xx mounts, 4xx limits, 5xx
  * kernel filters, 6xx secrets, 7xx tools).  An id is never reused for a
- * different check: baselines and suppressions name it.  docs/rules.md is
+ * different check: baselines and suppressions name it.  Retired, never to
+ * be given out again: CDN201 uid-root and CDN202 gid-root (uid or gid 0 is
+ * a compile error since issue 12, so they could no longer fire).  docs/rules.md is
  * generated from this table (`cordonc explain --all --markdown`), and
  * tests/cli/test_lint.sh checks that it is.
  */
@@ -63,20 +65,6 @@ static const struct lint_rule catalogue[] = {
 	  "Untrusted code in local mode runs with the caller's identity and sees the caller's files and "
 	  "network. A descriptor headed for release must not carry it.",
 	  rule_mode_local },
-	{ "CDN201", "uid-root", "The executor runs as uid 0", LINT_ERROR, "9.0",
-	  "Set execution.executor.uid to an unprivileged id such as 1001",
-	  "Fires when `execution.executor.uid` is 0. Run as root, cordon maps the executor's uid to the "
-	  "same number on the host, so uid 0 inside is root outside for every file in a writable mount.",
-	  "Root inside a user namespace still owns root's files in any bind mount, and each kernel bug "
-	  "reachable from the sandbox is worth more to uid 0. Nothing a generated program does needs it.",
-	  rule_uid_root },
-	{ "CDN202", "gid-root", "The executor runs with gid 0", LINT_ERROR, "8.0",
-	  "Set execution.executor.gid to an unprivileged group such as 1000",
-	  "Fires when `execution.executor.gid` is 0: files of group root in a mount become the program's "
-	  "group files.",
-	  "Group root can read and write many system files that are group-writable or group-readable "
-	  "by root only.",
-	  rule_gid_root },
 	{ "CDN203", "uid-host-account", "The executor's uid is an account on this host", LINT_NOTE, "3.0",
 	  "Pick a uid that no host account uses, so the executor owns nothing outside the sandbox",
 	  "Looks up `execution.executor.uid` in the account database of the host that runs lint "

@@ -1,5 +1,6 @@
 /*
- * identity.c - who the executor is: root, or someone the host already knows.
+ * identity.c - who the executor is: someone the host already knows.  (Root
+ * is not linted: the compiler refuses uid and gid 0.)
  *
  * The host-account rules read the linting host's account database
  * (getpwuid_r / getgrgid_r): as root, cordon maps the executor's ids to the
@@ -22,26 +23,12 @@ static const struct ynode *id_node(struct lint_ctx *c, const char *path)
 	return n != NULL ? n : lint_nearest_key(c->app_doc.root, path);
 }
 
-void rule_uid_root(struct lint_ctx *c, const struct lint_rule *r)
-{
-	if (c->p.exec.uid == 0)
-		lint_report(c, r, c->app, id_node(c, "execution.executor.uid"), "uid",
-			    "the executor runs as uid 0 (root)");
-}
-
-void rule_gid_root(struct lint_ctx *c, const struct lint_rule *r)
-{
-	if (c->p.exec.gid == 0)
-		lint_report(c, r, c->app, id_node(c, "execution.executor.gid"), "gid",
-			    "the executor runs with gid 0 (root's group)");
-}
-
 void rule_uid_host_account(struct lint_ctx *c, const struct lint_rule *r)
 {
 	struct passwd pw, *res = NULL;
 	char buf[4096];
 
-	if (c->p.exec.uid == 0 || getpwuid_r(c->p.exec.uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
+	if (getpwuid_r(c->p.exec.uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
 		return;
 	lint_report(c, r, c->app, id_node(c, "execution.executor.uid"), "uid",
 		    "the executor's uid %u is the account '%.64s' on this host", (unsigned)c->p.exec.uid, pw.pw_name);
@@ -52,7 +39,7 @@ void rule_gid_host_group(struct lint_ctx *c, const struct lint_rule *r)
 	struct group gr, *res = NULL;
 	char buf[16384];
 
-	if (c->p.exec.gid == 0 || getgrgid_r(c->p.exec.gid, &gr, buf, sizeof(buf), &res) != 0 || res == NULL)
+	if (getgrgid_r(c->p.exec.gid, &gr, buf, sizeof(buf), &res) != 0 || res == NULL)
 		return;
 	lint_report(c, r, c->app, id_node(c, "execution.executor.gid"), "gid",
 		    "the executor's gid %u is the group '%.64s' on this host", (unsigned)c->p.exec.gid, gr.gr_name);

@@ -15,8 +15,6 @@
 void rule_network_enabled(struct lint_ctx *c, const struct lint_rule *r);
 void rule_mode_local(struct lint_ctx *c, const struct lint_rule *r);
 /* identity.c */
-void rule_uid_root(struct lint_ctx *c, const struct lint_rule *r);
-void rule_gid_root(struct lint_ctx *c, const struct lint_rule *r);
 void rule_uid_host_account(struct lint_ctx *c, const struct lint_rule *r);
 void rule_gid_host_group(struct lint_ctx *c, const struct lint_rule *r);
 /* mounts.c */

@@ -36,10 +36,10 @@ change narrow "limits.memory: 1g -> 512m"
 change narrow "executor.require: added landlock"
 
 # The executor's world: network, mounts, identity, landlock.
-mk wider 's/network: none/network: loopback/; s/uid: 1001/uid: 0/; s/landlock: true/landlock: false/; s|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data, rw: true }\n      - { type: tmpfs, target: /tmp, size: 128m }\n    env:|; s/LANG: C.UTF-8/LANG: en_US.UTF-8/' ''
+mk wider 's/network: none/network: loopback/; s/uid: 1001/uid: 1002/; s/landlock: true/landlock: false/; s|^    env:|    mounts:\n      - { source: /usr, target: /usr }\n      - { source: /srv/data, target: /data, rw: true }\n      - { type: tmpfs, target: /tmp, size: 128m }\n    env:|; s/LANG: C.UTF-8/LANG: en_US.UTF-8/' ''
 expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/wider.cpol"
 change widen "executor.network: none -> loopback"
-change widen "executor.uid: 1001 -> 0"
+change change "executor.uid: 1001 -> 1002"
 change widen "executor.landlock: true -> false"
 change widen "mounts[/data]: added bind /srv/data rw"
 change widen "mounts[/tmp].size: 64m -> 128m"

@@ -78,8 +78,8 @@ assert d["schema"] == "cordon-lint/1", d["schema"]
 assert d["failed"] is True and d["fail_level"] == "warning"
 assert d["summary"] == {"error": 1, "warning": 0, "note": 0, "suppressed": 2, "baselined": 0}, d["summary"]
 f = d["findings"][0]
-assert (f["rule"], f["file"], f["line"], f["column"], f["severity"]) == ("CDN201", "app.yaml", 12, 10, "error"), f
-assert f["end_line"] == 12 and f["end_column"] == 11 and len(f["fingerprint"]) == 16
+assert (f["rule"], f["file"], f["line"], f["column"], f["severity"]) == ("CDN302", "app.yaml", 23, 19, "error"), f
+assert f["end_line"] == 23 and f["end_column"] == 24 and len(f["fingerprint"]) == 16
 s = sorted(x["rule"] for x in d["suppressed"])
 assert s == ["CDN301", "CDN303"], s
 assert all(x["suppression"]["reason"] == "builder, SEC-12" and x["suppression"]["line"] == 22 for x in d["suppressed"])
