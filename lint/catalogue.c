@@ -150,6 +150,21 @@ static const struct lint_rule catalogue[] = {
 	  "The workspace lives on the host's disk; a program that may write that much can fill it for "
 	  "everyone.",
 	  rule_limit_workspace },
+	{ "CDN407", "memory-per-process", "The memory limit may hold each process, not the total", LINT_WARNING,
+	  "4.0",
+	  "Add cgroup to execution.executor.require, so a host that cannot give a memory cgroup refuses the run",
+	  "Fires when `execution.executor.require` does not list `cgroup`, whether `execution.runtime.memory` "
+	  "is written or left at its default (1g). cordon holds the memory limit with a memory cgroup where "
+	  "the host gives one to the caller (cgroup v2 delegated to it, or a cgroup v1 hierarchy it may write; "
+	  "docs/cgroups.md). Without one it falls back to RLIMIT_AS, which bounds the address space of each "
+	  "process and not their total: a program that starts several processes holds several times the "
+	  "limit (six processes held 2.4 GiB under `memory: 512m`). The result's `enforcement.memory` says "
+	  "which applied (`rlimit-as`). With `require: [cgroup]` such a host is a harness error instead. "
+	  "Rootless callers without a delegated cgroup are the usual case; a descriptor that must run there "
+	  "can suppress this with its reason.",
+	  "A limit read as a total while it holds per process is no limit for the host's other tenants, and "
+	  "RLIMIT_AS also counts address space that was never touched, so it is both too loose and too tight.",
+	  rule_limit_memory_cgroup },
 	{ "CDN501", "seccomp-profile-unnamed", "No seccomp profile is named", LINT_NOTE, "1.0",
 	  "Name the profile: execution.executor.seccomp: { profile: python-compute }",
 	  "Fires when the descriptor has no `execution.executor.seccomp.profile`. The default profile "

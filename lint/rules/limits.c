@@ -87,3 +87,20 @@ void rule_limit_workspace(struct lint_ctx *c, const struct lint_rule *r)
 	     "max_exec_workspace_delta_bytes");
 	over(c, r, "max_exec_workspace_bytes", c->p.limits.ws_max_bytes, WS_TOTAL_MAX, 0, "max_exec_workspace_bytes");
 }
+
+/* Without a cgroup the runtime holds memory with RLIMIT_AS, a bound on each
+ * process's address space: N processes may hold N times the limit.  Only
+ * require: [cgroup] makes such a host refuse the run.  The default limit
+ * counts too, or leaving `memory` out would be the way to silence this. */
+void rule_limit_memory_cgroup(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct ynode *mem = lint_get(c->app_doc.root, "execution.runtime.memory");
+	char a[32];
+
+	if (c->p.exec.require & CPOL_LAYER_CGROUP)
+		return;
+	lint_report(c, r, c->app, mem != NULL ? mem : lint_nearest_key(c->app_doc.root, "execution.runtime.memory"),
+		    "memory", "%smemory limit %s is per process, not a total, on a host without a memory cgroup: "
+			      "execution.executor.require does not list cgroup",
+		    mem != NULL ? "" : "the default ", lint_fmt_size(c->p.limits.memory_bytes, a, sizeof(a)));
+}

@@ -28,6 +28,7 @@ void rule_limit_memory(struct lint_ctx *c, const struct lint_rule *r);
 void rule_limit_pids(struct lint_ctx *c, const struct lint_rule *r);
 void rule_limit_file_bytes(struct lint_ctx *c, const struct lint_rule *r);
 void rule_limit_workspace(struct lint_ctx *c, const struct lint_rule *r);
+void rule_limit_memory_cgroup(struct lint_ctx *c, const struct lint_rule *r);
 /* seccomp.c */
 void rule_seccomp_unnamed(struct lint_ctx *c, const struct lint_rule *r);
 void rule_seccomp_default_allow(struct lint_ctx *c, const struct lint_rule *r);

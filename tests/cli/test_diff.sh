@@ -29,7 +29,7 @@ expect_rc 0 "$CORDONC" diff "$T/longer.cpol" "$T/base.cpol"
 change narrow "limits.timeout: 2m -> 30s"
 
 # Narrowing only passes.
-mk tighter 's/pids: 64/pids: 16/; s/memory: 1g/memory: 512m/; s/network: none/network: none\n    require: [landlock]/' ''
+mk tighter 's/pids: 64/pids: 16/; s/memory: 1g/memory: 512m/; s/require: \[cgroup\]/require: [landlock, cgroup]/' ''
 expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/tighter.cpol"
 change narrow "limits.pids: 64 -> 16"
 change narrow "limits.memory: 1g -> 512m"
