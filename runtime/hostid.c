@@ -53,7 +53,7 @@ struct taken_span {
 struct taken {
 	struct taken_span *v;
 	size_t len, cap;
-	int nss; /* also ask getpwuid_r / getgrgid_r per candidate */
+	int nss_pw, nss_gr; /* also ask getpwuid_r / getgrgid_r per candidate */
 };
 
 static void hostid_fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -272,7 +272,8 @@ static int taken_load(struct taken *t, const struct hostid_files *files, char *e
 	memset(t, 0, sizeof(*t));
 	/* NSS only for the real database: a test's fake files must decide
 	 * alone, whatever accounts the test host has. */
-	t->nss = f->passwd == NULL || f->group == NULL;
+	t->nss_pw = f->passwd == NULL;
+	t->nss_gr = f->group == NULL;
 	/* Root, nobody (the overflow id) and 16-bit -1, on every host. */
 	if (taken_add(t, 0, 1, err, n) != 0 || taken_add(t, 65534, 65536, err, n) != 0 ||
 	    taken_load_file(t, f->passwd ? f->passwd : "/etc/passwd", DB_PASSWD, err, n) != 0 ||
@@ -296,16 +297,18 @@ static uint64_t taken_span_end(const struct taken *t, uint64_t id)
 	return id;
 }
 
-/* 1 when NSS knows id as a user or a group, 0 when not, -1 on a lookup
- * error: a directory service that cannot answer might know the id, so
- * that is a failure, never "free". */
-static int nss_knows(uint32_t id, char *err, size_t n)
+/* 1 when NSS knows id as a user (when t->nss_pw) or a group (when
+ * t->nss_gr), 0 when not, -1 on a lookup error: a directory service that
+ * cannot answer might know the id, so that is a failure, never "free". */
+static int nss_knows(const struct taken *t, uint32_t id, char *err, size_t n)
 {
 	size_t cap = 16384;
 	char *buf = NULL;
 	int rc = -1, e, pass;
 
 	for (pass = 0; pass < 2; pass++) {
+		if ((pass == 0 && !t->nss_pw) || (pass == 1 && !t->nss_gr))
+			continue;
 		for (;;) {
 			struct passwd pw, *pwr = NULL;
 			struct group gr, *grr = NULL;
@@ -349,7 +352,7 @@ static int taken_has(const struct taken *t, uint32_t id, char *err, size_t n)
 {
 	if (taken_span_end(t, id) != id)
 		return 1;
-	return t->nss ? nss_knows(id, err, n) : 0;
+	return nss_knows(t, id, err, n);
 }
 
 int hostid_is_taken(const struct hostid_files *files, uint32_t id, char *err, size_t n)
@@ -485,7 +488,7 @@ static int acquire_span(const struct taken *t, int dir_fd, uint64_t lo, uint64_t
 			x = end;
 			continue;
 		}
-		r = t->nss ? nss_knows((uint32_t)x, err, n) : 0;
+		r = nss_knows(t, (uint32_t)x, err, n);
 		if (r == 0)
 			r = lockfile_take(dir_fd, (uint32_t)x, lock_fd, err, n);
 		else if (r == 1)
@@ -505,7 +508,7 @@ int hostid_acquire(const struct hostid_range *r, const struct hostid_files *file
 		   struct hostid_lease *out, char *err, size_t n)
 {
 	static const struct hostid_lease none = HOSTID_LEASE_NONE;
-	struct taken t = { NULL, 0, 0, 0 };
+	struct taken t = { NULL, 0, 0, 0, 0 };
 	uint64_t first, start, end;
 	uint32_t id = 0;
 	int dir_fd = -1, lock_fd = -1, rc = -1, got;
