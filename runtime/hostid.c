@@ -274,8 +274,11 @@ static int taken_load(struct taken *t, const struct hostid_files *files, char *e
 	 * alone, whatever accounts the test host has. */
 	t->nss_pw = f->passwd == NULL;
 	t->nss_gr = f->group == NULL;
-	/* Root, nobody (the overflow id) and 16-bit -1, on every host. */
+	/* Root, nobody (the overflow id), 16-bit -1 and (uid_t)-1 ("leave
+	 * unchanged" to setresuid and chown), on every host: whatever range a
+	 * caller passes, these are never free. */
 	if (taken_add(t, 0, 1, err, n) != 0 || taken_add(t, 65534, 65536, err, n) != 0 ||
+	    taken_add(t, UINT32_MAX, (uint64_t)UINT32_MAX + 1, err, n) != 0 ||
 	    taken_load_file(t, f->passwd ? f->passwd : "/etc/passwd", DB_PASSWD, err, n) != 0 ||
 	    taken_load_file(t, f->group ? f->group : "/etc/group", DB_GROUP, err, n) != 0 ||
 	    taken_load_file(t, f->subuid ? f->subuid : "/etc/subuid", DB_SUB, err, n) != 0 ||
