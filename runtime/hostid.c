@@ -507,52 +507,74 @@ static int acquire_span(const struct taken *t, int dir_fd, uint64_t lo, uint64_t
 	return 0;
 }
 
-int hostid_acquire(const struct hostid_range *r, const struct hostid_files *files, const char *lock_dir,
-		   struct hostid_lease *out, char *err, size_t n)
+int hostid_acquire_many(const struct hostid_range *r, const struct hostid_files *files, const char *lock_dir,
+			struct hostid_lease *out, unsigned count, char *err, size_t n)
 {
 	static const struct hostid_lease none = HOSTID_LEASE_NONE;
 	struct taken t = { NULL, 0, 0, 0, 0 };
 	uint64_t first, start, end;
-	uint32_t id = 0;
-	int dir_fd = -1, lock_fd = -1, rc = -1, got;
+	int dir_fd = -1, rc = -1;
+	unsigned k;
 
-	*out = none;
+	for (k = 0; k < count; k++)
+		out[k] = none;
 	if (r == NULL || r->count == 0 || r->first == 0 || (uint64_t)r->first + r->count - 1 >= UINT32_MAX) {
 		hostid_fail(err, n, "host id range is empty or holds 0 or (uid_t)-1");
 		return -1;
 	}
+	/* One look at the databases and the lock directory for all leases:
+	 * they are the start-up path of every run. */
 	if ((dir_fd = lockdir_open(lock_dir, err, n)) < 0)
 		goto out;
 	if (taken_load(&t, files, err, n) != 0)
 		goto out;
 	first = r->first;
 	end = first + r->count;
-	start = first + random_offset(r->count);
-	/* From the random start to the end, then wrap to the start. */
-	got = acquire_span(&t, dir_fd, start, end, &id, &lock_fd, err, n);
-	if (got == 0)
-		got = acquire_span(&t, dir_fd, first, start, &id, &lock_fd, err, n);
-	if (got < 0)
-		goto out;
-	if (got == 0) {
-		hostid_fail(err, n, "no free host id in %u-%u (%u ids): every one is an account, a group, a "
-				    "subordinate id or leased by another run; widen --host-ids",
-			    (unsigned)r->first, (unsigned)(end - 1), (unsigned)r->count);
-		goto out;
+	for (k = 0; k < count; k++) {
+		uint32_t id = 0;
+		int lock_fd = -1, got;
+
+		/* From a random start to the end, then wrap to the start.  An id
+		 * leased just before is busy to the next search like any other:
+		 * flock conflicts between open files, also of one process. */
+		start = first + random_offset(r->count);
+		got = acquire_span(&t, dir_fd, start, end, &id, &lock_fd, err, n);
+		if (got == 0)
+			got = acquire_span(&t, dir_fd, first, start, &id, &lock_fd, err, n);
+		if (got < 0)
+			goto out;
+		if (got == 0) {
+			hostid_fail(err, n, "no free host id in %u-%u (%u ids): every one is an account, a group, a "
+					    "subordinate id or leased by another run; widen --host-ids",
+				    (unsigned)r->first, (unsigned)(end - 1), (unsigned)r->count);
+			goto out;
+		}
+		out[k].uid = (uid_t)id;
+		out[k].gid = (gid_t)id;
+		out[k].lock_fd = lock_fd;
+		out[k].dir_fd = k + 1 < count ? fcntl(dir_fd, F_DUPFD_CLOEXEC, 0) : dir_fd;
+		if (out[k].dir_fd < 0) {
+			hostid_fail(err, n, "dup the lock directory: %s", strerror(errno));
+			goto out;
+		}
 	}
-	out->uid = (uid_t)id;
-	out->gid = (gid_t)id;
-	out->lock_fd = lock_fd;
-	out->dir_fd = dir_fd;
-	lock_fd = dir_fd = -1;
+	dir_fd = -1; /* the last lease owns it */
 	rc = 0;
 out:
 	taken_free(&t);
-	if (lock_fd >= 0)
-		close(lock_fd);
-	if (dir_fd >= 0)
-		close(dir_fd);
+	if (rc != 0) {
+		for (k = 0; k < count; k++)
+			hostid_release(&out[k]);
+		if (dir_fd >= 0)
+			close(dir_fd);
+	}
 	return rc;
+}
+
+int hostid_acquire(const struct hostid_range *r, const struct hostid_files *files, const char *lock_dir,
+		   struct hostid_lease *out, char *err, size_t n)
+{
+	return hostid_acquire_many(r, files, lock_dir, out, 1, err, n);
 }
 
 void hostid_release(struct hostid_lease *l)

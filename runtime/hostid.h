@@ -132,4 +132,9 @@ int hostid_acquire(const struct hostid_range *r, const struct hostid_files *file
  */
 void hostid_release(struct hostid_lease *l);
 
+/* count leases of distinct ids at once (a run's executor and its tools),
+ * reading the databases once.  All or none: on -1 every out[k] is empty. */
+int hostid_acquire_many(const struct hostid_range *r, const struct hostid_files *files, const char *lock_dir,
+			struct hostid_lease *out, unsigned count, char *err, size_t n);
+
 #endif

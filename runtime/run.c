@@ -79,8 +79,8 @@ struct run_ctx {
 	size_t stubs_len;
 	uint64_t ws_bytes_max, ws_inodes_max; /* the breach bounds (supervise.h) */
 	struct ws ws;
-	struct hostid_lease lease;      /* as root: the executor's host ids */
-	struct hostid_lease tool_lease; /* as root: the run's tools' host ids (run_as default) */
+	/* As root: [0] the executor's host ids, [1] its tools' (run_as default). */
+	struct hostid_lease leases[2];
 	char kept_note[600];    /* what a kept run directory could not keep */
 	char sweep_note[256];   /* what the stale sweep could not remove */
 	struct cg_host cgh;
@@ -207,13 +207,12 @@ static int stage_hostid(struct run_ctx *c)
 	}
 	/* Two: the executor's, and its tools' (a tool shares nothing with the
 	 * sandbox it serves, not even a uid that could signal it). */
-	if (hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->lease, err, sizeof(err)) != 0 ||
-	    hostid_acquire(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, &c->tool_lease, err, sizeof(err)) != 0) {
+	if (hostid_acquire_many(&r, NULL, HOSTID_LOCK_DIR_DEFAULT, c->leases, 2, err, sizeof(err)) != 0) {
 		HARNESS(c, "identity", "host ids: %.900s", err);
 		return -1;
 	}
-	c->host_uid = c->lease.uid;
-	c->host_gid = c->lease.gid;
+	c->host_uid = c->leases[0].uid;
+	c->host_gid = c->leases[0].gid;
 	return 0;
 }
 
@@ -815,8 +814,8 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 					 .peer_uid = c->host_uid,
 					 .child = pid,
 					 .deadline_ms = monotonic_ms() + c->pol.limits.timeout_ms + 1000,
-					 .tool_uid = c->tool_lease.uid,
-					 .tool_gid = c->tool_lease.gid,
+					 .tool_uid = c->leases[1].uid,
+					 .tool_gid = c->leases[1].gid,
 					 .tool_ids = !c->rootless,
 					 .cg_host = &c->cgh };
 
@@ -1162,8 +1161,7 @@ int run_execute(const struct run_opts *o)
 	}
 	c->o = o;
 	c->listen_fd = c->audit_fd = c->dir_fd = -1;
-	c->lease = (struct hostid_lease)HOSTID_LEASE_NONE;
-	c->tool_lease = (struct hostid_lease)HOSTID_LEASE_NONE;
+	c->leases[0] = c->leases[1] = (struct hostid_lease)HOSTID_LEASE_NONE;
 	ws_init(&c->ws, 0, 0, 0);
 	/* A child that died during setup closes the sync pipe under the
 	 * supervisor's write; that is a harness error to report, not a
@@ -1204,8 +1202,8 @@ int run_execute(const struct run_opts *o)
 	if (c->temp_dir)
 		rundir_remove(c);
 	/* Last: every process and file of the executor's ids is gone now. */
-	hostid_release(&c->tool_lease);
-	hostid_release(&c->lease);
+	hostid_release(&c->leases[1]);
+	hostid_release(&c->leases[0]);
 	free(text);
 	free(r.out.buf);
 	free(r.err.buf);

@@ -9,7 +9,8 @@
 #   {"attack": "...", "blocked": true, "layer": "seccomp", "evidence": "..."}
 #
 # Layer names (README.md): mounts, landlock, seccomp, identity, capabilities,
-# no_new_privs, netns, pidns, rlimit, cgroup, supervisor, fds, outputs.
+# no_new_privs, netns, pidns, cgroupns, rlimit, cgroup, supervisor, fds,
+# outputs, workspace-tmpfs.
 import ctypes
 import errno
 import json

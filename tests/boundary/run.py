@@ -553,7 +553,8 @@ TABLE = [
     ("ws_entries", MAIN, "ws_bypass", {"how": "entries"}, kernel_workspace_stop),
     ("ws_entries[under-limit]", MAIN, "ws_bypass", {"how": "entries", "files": 5000}, gets_through()),
     # the host's layout: nothing in mountinfo or the cgroup file names a run
-    ("host_paths", MAIN, "host_paths", {}, blocked("mounts")),
+    ("host_paths_mountinfo", MAIN, "host_paths", {"what": "mountinfo"}, blocked("mounts")),
+    ("host_paths_cgroup", MAIN, "host_paths", {"what": "cgroup"}, blocked("cgroupns")),
 ]
 
 
@@ -628,21 +629,23 @@ def check_loopback_host_control():
 
 
 def check_host_paths_control():
-    """host_paths's control: the same program on the host reads the host's
-    own cgroup path (not "/"), so the check is able to fail."""
+    """host_paths_cgroup's control: the same program on the host reads the
+    host's own cgroup path (not "/"), so the check is able to fail."""
     d = tempfile.mkdtemp(dir=W)
     out = os.path.join(d, "result.json")
+    with open(os.path.join(d, "params.json"), "w") as f:
+        json.dump({"what": "cgroup"}, f)
     p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "attacks", "host_paths.py")],
                        capture_output=True, text=True, timeout=30, cwd=d,
                        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": HERE, "PYTHONDONTWRITEBYTECODE": "1",
-                            "BOUNDARY_PARAMS": os.path.join(d, "none.json"), "BOUNDARY_RESULT": out})
+                            "BOUNDARY_PARAMS": os.path.join(d, "params.json"), "BOUNDARY_RESULT": out})
     try:
         with open(out) as f:
             res = json.load(f)
     except (OSError, ValueError):
         res = {}
     ok = p.returncode == 0 and res.get("blocked") is False
-    emit(ok, "host_paths[host]", "none:got-through" if ok else res.get("layer"),
+    emit(ok, "host_paths_cgroup[host]", "none:got-through" if ok else res.get("layer"),
          res.get("evidence") if ok else "rc %s, result %s, stderr %s" % (p.returncode, res, p.stderr[-300:]))
     shutil.rmtree(d, ignore_errors=True)
 

@@ -278,6 +278,32 @@ static void test_acquire_exhaustion_then_release(void **state)
 		hostid_release(&l[i]);
 }
 
+/* A run leases two ids at once (executor, tools): distinct, and all or
+ * none when the range cannot give both. */
+static void test_acquire_many_all_or_none(void **state)
+{
+	struct fx *f = *state;
+	struct hostid_range two = range(6000, 2), one = range(6100, 1);
+	struct hostid_lease l[2], probe = HOSTID_LEASE_NONE;
+	char err[256];
+
+	if (hostid_acquire_many(&two, &f->files, f->locks, l, 2, err, sizeof(err)) != 0)
+		fail_msg("acquire two: %s", err);
+	assert_true(l[0].uid != l[1].uid && l[0].uid >= 6000 && l[1].uid >= 6000 && l[0].uid < 6002 &&
+		    l[1].uid < 6002);
+	assert_true(l[0].dir_fd >= 0 && l[1].dir_fd >= 0 && l[0].dir_fd != l[1].dir_fd);
+	hostid_release(&l[0]);
+	hostid_release(&l[1]);
+	assert_int_equal(hostid_acquire_many(&one, &f->files, f->locks, l, 2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no free host id in 6100-6100"));
+	assert_int_equal(l[0].lock_fd, -1);
+	assert_int_equal(l[1].lock_fd, -1);
+	/* The one id the failed call had leased was given back. */
+	assert_int_equal(hostid_acquire(&one, &f->files, f->locks, &probe, err, sizeof(err)), 0);
+	assert_int_equal(probe.uid, 6100);
+	hostid_release(&probe);
+}
+
 static void test_release_removes_lock_file_and_is_idempotent(void **state)
 {
 	struct fx *f = *state;
@@ -548,6 +574,7 @@ int main(void)
 		T(test_taken_missing_and_unreadable),
 		T(test_acquire_skips_every_kind_of_taken),
 		T(test_acquire_exhaustion_then_release),
+		T(test_acquire_many_all_or_none),
 		T(test_release_removes_lock_file_and_is_idempotent),
 		T(test_lockdir_created_0700),
 		T(test_lockdir_refused),
