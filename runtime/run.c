@@ -743,7 +743,7 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	/* Signals become events of the loop; the child unblocks them before
-	 * exec (sequence.c step 9). */
+	 * exec (sequence.c step 10). */
 	if (sigprocmask(SIG_BLOCK, &mask, &old) != 0) {
 		HARNESS(c, "launch", "sigprocmask: %s", strerror(errno));
 		goto out;
@@ -769,7 +769,7 @@ static int stage_launch(struct run_ctx *c, struct run_outcome *r)
 	c->lp.parent_fds[4] = pfd[0];
 	/* A raw clone: fork semantics, with every namespace fresh at once but
 	 * the cgroup one, which the child makes once it is in its cgroups
-	 * (sequence.c step 2b). */
+	 * (sequence.c step 3b). */
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 					   CLONE_NEWUTS | SIGCHLD,
 			     NULL, NULL, NULL, NULL);

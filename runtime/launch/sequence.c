@@ -107,47 +107,47 @@ void launch_child(const struct launch_plan *lp)
 	for (size_t i = 0; i < sizeof(lp->parent_fds) / sizeof(lp->parent_fds[0]); i++)
 		if (lp->parent_fds[i] >= 0)
 			close(lp->parent_fds[i]);
-	/* A session of our own: kill(0, ...) and terminal signals must not
+	/* 0. A session of our own: kill(0, ...) and terminal signals must not
 	 * reach the supervisor's process group (rootless, only the uid check
 	 * would stand between them, and it does not: same uid). */
 	if (setsid() < 0)
 		die(lp, "session", strerror(errno));
-	/* 0. Wait until the supervisor has written our id maps: nothing below
+	/* 1. Wait until the supervisor has written our id maps: nothing below
 	 * may run unmapped.  EOF means the supervisor is gone. */
 	if (read(lp->sync_fd, &byte, 1) != 1)
 		die(lp, "sync", "supervisor went away before setup");
 	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
 		die(lp, "stdio", strerror(errno));
-	/* 1. The root: needs CAP_SYS_ADMIN of our user namespace, so first.
+	/* 2. The root: needs CAP_SYS_ADMIN of our user namespace, so first.
 	 * It hands the supervisor the private filesystems (workspace, client,
 	 * socket) to fill while we go on. */
 	if (mounts_build(lp, msg, sizeof(msg)) != 0)
 		die(lp, "mounts", msg);
-	/* 2. The supervisor attached us to our cgroups while we built the root
+	/* 3. The supervisor attached us to our cgroups while we built the root
 	 * (on cgroup v1 a move can wait for an RCU grace period, milliseconds
 	 * we need not spend in series) and filled the private filesystems;
 	 * the second byte says both are done. */
 	if (read(lp->sync_fd, &byte, 1) != 1)
 		die(lp, "sync", "supervisor went away before the cgroups were set");
-	/* 2b. A cgroup namespace rooted at our own cgroup, made only now that
+	/* 3b. A cgroup namespace rooted at our own cgroup, made only now that
 	 * we are in it: /proc/self/cgroup then names no host cgroup (which
 	 * carries the supervisor's pid).  Needs CAP_SYS_ADMIN: before the drop. */
 	if (unshare(CLONE_NEWCGROUP) != 0)
 		die(lp, "namespaces", strerror(errno));
-	/* 2c. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
+	/* 3c. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
 	if (lp->loopback && loopback_up(msg, sizeof(msg)) != 0)
 		die(lp, "network", msg);
-	/* 3. Limits: lowering needs no privilege, and NPROC must be in place
+	/* 4. Limits: lowering needs no privilege, and NPROC must be in place
 	 * before the uid it counts is ours. */
 	if (rlimits_apply(lp, msg, sizeof(msg)) != 0)
 		die(lp, "rlimits", msg);
-	/* 4. Identity: needs CAP_SETUID/CAP_SETGID, so before the caps go. */
+	/* 5. Identity: needs CAP_SETUID/CAP_SETGID, so before the caps go. */
 	if (identity_drop(lp, msg, sizeof(msg)) != 0)
 		die(lp, "identity", msg);
-	/* 5. Capabilities: every set emptied and checked. */
+	/* 6. Capabilities: every set emptied and checked. */
 	if (caps_drop_all(msg, sizeof(msg)) != 0)
 		die(lp, "capabilities", msg);
-	/* 6. Parent death: the credential changes above cleared any earlier
+	/* 7. Parent death: the credential changes above cleared any earlier
 	 * setting, so it is set here, and the supervisor re-checked. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(lp, "pdeathsig", strerror(errno));
@@ -160,14 +160,14 @@ void launch_child(const struct launch_plan *lp)
 		if (poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLERR)))
 			die(lp, "pdeathsig", "supervisor went away during setup");
 	}
-	/* 7. no_new_privs: required by landlock and seccomp for an
+	/* 8. no_new_privs: required by landlock and seccomp for an
 	 * unprivileged caller, and makes setuid binaries inert. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die(lp, "no_new_privs", strerror(errno));
-	/* 8. Landlock, after pivot_root: its rules name the new root's paths. */
+	/* 9. Landlock, after pivot_root: its rules name the new root's paths. */
 	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
 		die(lp, "landlock", msg);
-	/* 9. Descriptors and signals: nothing of the supervisor's survives. */
+	/* 10. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));
 	sigemptyset(&all);
@@ -175,7 +175,7 @@ void launch_child(const struct launch_plan *lp)
 	 * code, not its end); an ignored signal survives exec, so undo it. */
 	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR)
 		die(lp, "signals", strerror(errno));
-	/* 10. Seccomp last: the filter may refuse calls the steps above need. */
+	/* 11. Seccomp last: the filter may refuse calls the steps above need. */
 	if (lp->filter != NULL) {
 		struct sock_fprog prog = { (unsigned short)lp->nfilter, (struct sock_filter *)lp->filter };
 
@@ -185,6 +185,7 @@ void launch_child(const struct launch_plan *lp)
 	{
 		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)"/workspace/work/main.py", NULL };
 
+		/* 12. The interpreter, with the environment of the plan. */
 		execve(lp->interpreter, argv, lp->envp);
 		snprintf(msg, sizeof(msg), "execve %s: %s", lp->interpreter, strerror(errno));
 		die(lp, "exec", msg);
