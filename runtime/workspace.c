@@ -38,10 +38,15 @@ void ws_close(struct ws *w)
 
 int ws_receive(struct ws *w, int sock, int timeout_ms, char *err, size_t n)
 {
-	char ctl[CMSG_SPACE(sizeof(int) * WS_NPARTS * 2)];
+	/* cmsghdr alignment for the control buffer (cmsg(3)). */
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WS_NPARTS * 2)];
+		struct cmsghdr align;
+	} ctl;
 	char byte;
 	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			   .msg_controllen = sizeof(ctl.buf) };
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	struct cmsghdr *cm;
 	int got[WS_NPARTS * 2], ngot = 0, rc = -1, pr;

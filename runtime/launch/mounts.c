@@ -209,15 +209,19 @@ static int write_etc(const struct launch_plan *lp, char *msg, size_t n)
  * host path the sandbox could have shaped. */
 static int private_send(const struct launch_plan *lp, const int *fds, unsigned nfds, char *msg, size_t n)
 {
-	char ctl[CMSG_SPACE(sizeof(int) * LAUNCH_MAX_PRIVATE)];
+	/* cmsghdr alignment for the control buffer (cmsg(3)). */
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * LAUNCH_MAX_PRIVATE)];
+		struct cmsghdr align;
+	} ctl;
 	char byte = 'f';
 	struct iovec iov = { &byte, 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cm;
 
-	memset(ctl, 0, sizeof(ctl));
+	memset(&ctl, 0, sizeof(ctl));
 	if (nfds > 0) {
-		mh.msg_control = ctl;
+		mh.msg_control = ctl.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
