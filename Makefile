@@ -38,6 +38,7 @@ LDFLAGS_ALL := $(SANFLAGS) -pthread $(LDFLAGS)
 LIBS_COMPILER := $(shell pkg-config --libs $(PKGS_COMPILER) 2>/dev/null)
 LIBS_RUNTIME := $(shell pkg-config --libs $(PKGS_RUNTIME) 2>/dev/null)
 LIBS_TEST := $(shell pkg-config --libs cmocka 2>/dev/null)
+LIBS_SERVE := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
@@ -48,7 +49,11 @@ CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies:$(CURDIR)
 COMMON_SRC := $(wildcard common/*.c)
 # runtime/ has one folder a part (launch/, supervise/, ...); all of it is
 # library code but main().
-RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c,$(wildcard runtime/*.c runtime/*/*.c))
+RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c runtime/serve/%,$(wildcard runtime/*.c runtime/*/*.c))
+# runtime/serve/ (cordon serve: libmicrohttpd) links into cordon alone:
+# neither cordonc nor the unit tests of other modules carry an HTTP server.
+SERVE_SRC := $(wildcard runtime/serve/*.c)
+PKGS_SERVE := libmicrohttpd
 # lint/ (the rule catalogue and its writers) is compiler-side code: cordonc only.
 COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c)) $(wildcard grammar/*.c) \
 	$(wildcard lint/*.c lint/*/*.c)
@@ -136,8 +141,13 @@ $(B)/cordonc: $(call obj,compiler/cordonc.c) $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_O
 
 # The runtime links neither libyaml nor libseccomp: it never parses policy
 # text and never compiles BPF (tests/cli/test_ldd.sh holds it to that).
-$(B)/cordon: $(call obj,runtime/cordon.c) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME)
+$(B)/cordon: $(call obj,runtime/cordon.c) $(call obj,$(SERVE_SRC)) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME) $(LIBS_SERVE)
+
+# Unit tests of serve's modules (tests/unit/test_serve_*.c) link them too.
+SERVE_UNIT_BIN := $(filter $(B)/tests/test_serve_%,$(UNIT_BIN))
+$(SERVE_UNIT_BIN): $(call obj,$(SERVE_SRC))
+$(SERVE_UNIT_BIN): LIBS_TEST += $(LIBS_SERVE)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
