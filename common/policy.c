@@ -96,3 +96,13 @@ uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
 	}
 	return CPOL_NONE;
 }
+
+const struct cpol_agent *policy_find_agent(const struct cpol_policy *p, const char *name)
+{
+	/* A handful of agents a policy: a scan is the simple, sufficient
+	 * lookup (the loader checks names are unique, not their order). */
+	for (uint32_t i = 0; i < p->nagents; i++)
+		if (strcmp(p->agents[i].name, name) == 0)
+			return &p->agents[i];
+	return NULL;
+}

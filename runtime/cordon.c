@@ -9,7 +9,10 @@
  * lists, shows and forgets replay records (runtime/ledger/: the decisions
  * are there, this file parses and prints).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -130,6 +133,8 @@ out:
 	return rc;
 }
 
+static int cmd_run_signals(struct run_opts *o);
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
@@ -191,7 +196,34 @@ static int cmd_run(int argc, char **argv)
 				"(docs/runtime.md, \"Host identity\")\n");
 		return EXIT_USAGE;
 	}
-	return run_execute(&o);
+	return cmd_run_signals(&o);
+}
+
+/* ---- signals: main()'s alone ------------------------------------------- */
+
+/* SIGTERM, SIGINT and SIGHUP cancel the run: blocked here and read from a
+ * signalfd by the run's wait, so they are events of its loop, never
+ * asynchronous handlers.  SIGPIPE is ignored: a tool or peer that went away
+ * is an error code to report, not the supervisor's end.  The executor
+ * resets every signal before its exec (sequence.c step 10). */
+static int cmd_run_signals(struct run_opts *o)
+{
+	sigset_t mask;
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
+	    (o->cancel_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		fprintf(stderr, "cordon run: signals: %s\n", strerror(errno));
+		return RUN_EXIT_HARNESS;
+	}
+	rc = run_execute(o, stdout, stderr);
+	close(o->cancel_fd);
+	return rc;
 }
 
 /* ---- cordon ledger ------------------------------------------------------ */

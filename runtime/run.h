@@ -1,10 +1,16 @@
 /*
- * run.h - `cordon run`: one execution of untrusted code under a policy.
+ * run.h - `cordon run`: one execution of untrusted code under a policy,
+ * the sandbox lifecycle (sandbox.h) walked once.
  */
 #ifndef CORDON_RUN_H
 #define CORDON_RUN_H
 
-#define RUN_MAX_INPUTS 64
+#include <stdio.h>
+
+#include "runtime/outcome.h"
+#include "runtime/sandbox.h"
+
+#define RUN_MAX_INPUTS SANDBOX_MAX_INPUTS
 
 struct run_opts {
 	const char *policy;
@@ -13,7 +19,7 @@ struct run_opts {
 	unsigned ninputs;
 	const char *context;
 	const char *agent;
-	const char *run_dir;     /* NULL: a temporary one, removed afterwards */
+	const char *run_dir;     /* NULL: nothing kept (the run touches no disk) */
 	const char *trusted_key;
 	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
 	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */
@@ -21,17 +27,22 @@ struct run_opts {
 	 * hostid_range_parse() (runtime/hostid.h); NULL: HOSTID_RANGE_DEFAULT_TEXT.
 	 * Root only: rootless, the executor maps to the caller. */
 	const char *host_ids;
+	/* A signalfd of SIGTERM, SIGINT and SIGHUP (main() blocked them):
+	 * readable cancels the run, and the signal names why.  -1: none. */
+	int cancel_fd;
 };
 
-/* Exit codes of `cordon run` (DESIGN.md §4). */
-#define RUN_EXIT_OK 0
-#define RUN_EXIT_FAILED 1
+/* Exit codes of `cordon run` (docs/runtime.md). */
+#define RUN_EXIT_OK OUTCOME_EXIT_OK
+#define RUN_EXIT_FAILED OUTCOME_EXIT_FAILED
 #define RUN_EXIT_USAGE 2
-#define RUN_EXIT_TIMEOUT 124
-#define RUN_EXIT_HARNESS 125
-#define RUN_EXIT_CANCELLED 130
+#define RUN_EXIT_TIMEOUT OUTCOME_EXIT_TIMEOUT
+#define RUN_EXIT_HARNESS OUTCOME_EXIT_HARNESS
+#define RUN_EXIT_CANCELLED OUTCOME_EXIT_CANCELLED
 
-/* Runs it, prints the result JSON on stdout, returns the exit code. */
-int run_execute(const struct run_opts *o);
+/* Runs it and writes the result JSON, one line, to out (flushed before
+ * the sandbox is torn down, so a reader has it at once); returns the exit
+ * code.  Cleanup trouble goes to errs. */
+int run_execute(const struct run_opts *o, FILE *out, FILE *errs);
 
 #endif

@@ -118,6 +118,11 @@ struct sandbox;
 /* NULL only when out of memory. */
 struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_spec *s);
 
+/* Records a harness error found before prepare (the host probe, the
+ * policy, reading the request): the sandbox then only reduces it to the
+ * error result.  The first error recorded is the one reported. */
+void sandbox_fail(struct sandbox *sb, const struct sandbox_err *e);
+
 /* Up to the interpreter waiting for its program.  wait_ready: also wait
  * (at most the policy's timeout) for the interpreter to say it finished
  * its preloads, as a pool does; a one-shot run does not wait and overlaps

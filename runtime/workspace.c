@@ -13,7 +13,11 @@
 #include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
+#include <linux/mount.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "runtime/workspace.h"
@@ -174,6 +178,57 @@ int ws_write(const struct ws *w, enum ws_part part, const char *rel, const void 
 
 	if (ws_as_executor(w, ws_op_run, &op) != 0) {
 		snprintf(err, n, "write %s: %s", rel, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* fspick + fsconfig: the new mount API's remount, by fd.  0 or an errno. */
+static int ws_reconfigure(int mnt_fd, uint64_t bytes, uint64_t inodes)
+{
+	char v[32];
+	int fs = (int)syscall(SYS_fspick, mnt_fd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC | FSPICK_NO_AUTOMOUNT);
+	int e = 0;
+
+	if (fs < 0)
+		return errno;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)bytes);
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", v, 0) != 0)
+		e = errno;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)inodes);
+	if (e == 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", v, 0) != 0)
+		e = errno;
+	if (e == 0 && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) != 0)
+		e = errno;
+	close(fs);
+	return e;
+}
+
+int ws_limit(const struct ws *w, uint64_t bytes, uint64_t inodes, int pidfd, char *err, size_t n)
+{
+	int e = ws_reconfigure(w->fd[WS_WORKSPACE], bytes, inodes), st;
+	pid_t pid;
+
+	if (e == EPERM && pidfd >= 0) {
+		/* A forked child is single-threaded, as setns(CLONE_NEWUSER)
+		 * requires; it uses syscalls only (the parent may be a server
+		 * with threads holding locks). */
+		pid = fork();
+		if (pid < 0) {
+			e = errno;
+		} else if (pid == 0) {
+			if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS) != 0)
+				_exit(errno & 0x7f);
+			_exit(ws_reconfigure(w->fd[WS_WORKSPACE], bytes, inodes) & 0x7f);
+		} else {
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+		}
+	}
+	if (e != 0) {
+		snprintf(err, n, "bound the workspace to %llu bytes, %llu inodes: %s", (unsigned long long)bytes,
+			 (unsigned long long)inodes, strerror(e));
 		return -1;
 	}
 	return 0;

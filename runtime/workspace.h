@@ -59,6 +59,16 @@ int ws_write(const struct ws *w, enum ws_part part, const char *rel, const void 
  * returned. */
 int ws_as_executor(const struct ws *w, int (*fn)(void *), void *arg);
 
+/* Bound the workspace's tmpfs to bytes and inodes (a tmpfs reconfigure of
+ * the executor's superblock, through its fd): a sandbox is prepared before
+ * its program and inputs are known, so it starts with a wide bound and is
+ * narrowed once they are in, before the program runs.  The kernel refuses
+ * a bound below what is in use.  pidfd is the executor's: rootless, the
+ * supervisor holds no CAP_SYS_ADMIN where the mount API asks for it (its
+ * own mount namespace), so a short-lived child joins the executor's user
+ * and mount namespaces to do it. */
+int ws_limit(const struct ws *w, uint64_t bytes, uint64_t inodes, int pidfd, char *err, size_t n);
+
 /* The workspace's use now. */
 int ws_usage(const struct ws *w, struct ws_usage *u);
 

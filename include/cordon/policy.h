@@ -54,6 +54,10 @@ struct cpol_executor {
 	uint32_t require; /* CPOL_LAYER_* */
 	const char *seccomp_profile; /* "" when none */
 	const char *seccomp_extra;   /* "" when none */
+	/* executor.preload: modules the waiting interpreter imports (dotted
+	 * identifiers, checked by the loader). */
+	const char **preload;
+	uint32_t npreload;
 };
 
 struct cpol_env {
@@ -191,5 +195,7 @@ const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);
+/* The agent named so, or NULL. */
+const struct cpol_agent *policy_find_agent(const struct cpol_policy *p, const char *name);
 
 #endif

@@ -21,6 +21,7 @@
 /* Where the child builds its root: a directory every host has, which a
  * tmpfs of the child's own covers in its namespace only. */
 #define LAUNCH_BASE "/tmp"
+#define LAUNCH_START_FD 3
 
 enum launch_mount_kind {
 	LM_BIND_RO,  /* host path, read-only, nosuid, nodev */
@@ -68,16 +69,21 @@ struct launch_plan {
 	char *envp[LAUNCH_MAX_ENV + 1];
 	unsigned nenv;
 
-	int err_fd;    /* child -> supervisor: "stage\tmessage" then exit */
+	int err_fd;    /* child -> supervisor: "stage\tmessage" then exit;
+			* above LAUNCH_START_FD, which the start socket takes */
 	int sync_fd;   /* supervisor -> child: a byte once the maps are written,
 			* a second once the cgroups are attached and the
 			* private filesystems filled */
 	int fd_sock;   /* child -> supervisor: the LM_PRIVATE fds (SCM_RIGHTS) */
+	/* The interpreter's start socket, fd 3 after exec (LAUNCH_START_FD):
+	 * the loader writes 'r' once its preloads are imported and reads 'g'
+	 * once the program is in the workspace (sandbox.h). */
+	int start_fd;
 	int stdin_fd, stdout_fd, stderr_fd;
 	/* The supervisor's ends of the pipes, which clone copied into the
 	 * child: closed first, or the sync pipe could never report the
 	 * supervisor's death (the child would hold its write end). */
-	int parent_fds[5];
+	int parent_fds[6];
 };
 
 /* The child's whole life: never returns. */

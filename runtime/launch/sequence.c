@@ -85,12 +85,26 @@ out:
 	return rc;
 }
 
-/* Every descriptor but 0-2 goes, including the error pipe: it is CLOEXEC,
- * so it stays usable until execve and closes there, which is how the
- * supervisor learns that exec succeeded. */
+/* Every descriptor but 0-2 and the start socket (moved to fd 3) goes,
+ * including the error pipe: it is CLOEXEC, so it stays usable until
+ * execve and closes there, which is how the supervisor learns that exec
+ * succeeded.  Raw syscalls only: this runs after a raw clone of what may
+ * be a multi-threaded server. */
 static int fds_close_rest(const struct launch_plan *lp)
 {
-	if (syscall(SYS_close_range, 3, lp->err_fd - 1, 0) != 0)
+	/* The supervisor made the error pipe's fd above fd 3 (launch.h). */
+	if (lp->err_fd <= LAUNCH_START_FD || lp->start_fd == lp->err_fd) {
+		errno = EBADF;
+		return -1;
+	}
+	if (lp->start_fd != LAUNCH_START_FD) {
+		if (dup2(lp->start_fd, LAUNCH_START_FD) < 0)
+			return -1;
+	} else if (fcntl(LAUNCH_START_FD, F_SETFD, 0) != 0) {
+		return -1;
+	}
+	if (lp->err_fd > LAUNCH_START_FD + 1 &&
+	    syscall(SYS_close_range, LAUNCH_START_FD + 1, lp->err_fd - 1, 0) != 0)
 		return -1;
 	if (syscall(SYS_close_range, lp->err_fd + 1, ~0U, 0) != 0)
 		return -1;
@@ -171,9 +185,14 @@ void launch_child(const struct launch_plan *lp)
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));
 	sigemptyset(&all);
-	/* The supervisor ignores SIGPIPE (a peer that died must be an error
-	 * code, not its end); an ignored signal survives exec, so undo it. */
-	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+	/* Every signal back to its default: the supervisor ignores SIGPIPE
+	 * (a peer that died must be an error code, not its end), and a caller
+	 * may have ignored SIGINT; an ignored signal survives exec, and Python
+	 * then has no KeyboardInterrupt.  Blocked ones are unblocked. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
+			signal(sig, SIG_DFL);
+	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0)
 		die(lp, "signals", strerror(errno));
 	/* 11. Seccomp last: the filter may refuse calls the steps above need. */
 	if (lp->filter != NULL) {

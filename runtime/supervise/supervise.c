@@ -1,8 +1,10 @@
 /*
  * supervise.c - the supervisor's loop while the executor runs.
  *
- * One poll() over the two output pipes and a signalfd; the timeout and the
- * workspace monitor are deadlines on the same clock.  The executor is pid 1
+ * One poll() over the executor's pidfd, the two output pipes and the
+ * caller's cancel fd; the timeout and the workspace monitor are deadlines
+ * on the same clock.  No process signal is used: a server drives many of
+ * these loops at once from its threads.  The executor is pid 1
  * of its pid namespace, so one SIGKILL to it ends every process inside: a
  * breach never has to chase forks.
  */
@@ -11,7 +13,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct c
 	deadline = start + cfg->timeout_ms;
 	next_check = start + (cfg->monitor_ms ? cfg->monitor_ms : 500);
 	for (;;) {
-		struct pollfd pfd[3];
+		struct pollfd pfd[4];
 		nfds_t np = 0;
 		uint64_t t = now_ms(), wake;
 		int timeout;
@@ -105,7 +106,9 @@ int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct c
 		}
 		wake = reaped ? drain_until : (killed ? t + 100 : (deadline < next_check ? deadline : next_check));
 		timeout = wake > t ? (int)(wake - t) : 0;
-		pfd[np++] = (struct pollfd){ .fd = cfg->sigfd, .events = POLLIN };
+		/* Slots 0 and 1 always exist (-1 is skipped by poll). */
+		pfd[np++] = (struct pollfd){ .fd = reaped ? -1 : cfg->pidfd, .events = POLLIN };
+		pfd[np++] = (struct pollfd){ .fd = killed || reaped ? -1 : cfg->cancel_fd, .events = POLLIN };
 		if (out->fd >= 0)
 			pfd[np++] = (struct pollfd){ .fd = out->fd, .events = POLLIN };
 		if (err->fd >= 0)
@@ -116,22 +119,16 @@ int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct c
 			waitpid(cfg->child, NULL, 0);
 			return -1;
 		}
-		for (nfds_t i = 1; i < np; i++)
+		for (nfds_t i = 2; i < np; i++)
 			if (pfd[i].revents)
 				capture_read(pfd[i].fd == out->fd ? out : err);
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(cfg->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGCHLD)
-					continue;
-				if (!reaped && !killed) {
-					res->end = SUP_CANCELLED;
-					res->cancel_signal = (int)si.ssi_signo;
-					kill(cfg->child, SIGKILL);
-					killed = 1;
-				}
-			}
+		/* The cancel fd is the caller's to read: it only has to be
+		 * readable here, and stays so, which is why it leaves the poll
+		 * once acted on. */
+		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && !reaped && !killed) {
+			res->end = SUP_CANCELLED;
+			kill(cfg->child, SIGKILL);
+			killed = 1;
 		}
 		if (!reaped) {
 			pid_t r = wait4(cfg->child, &res->wstatus, WNOHANG, &res->ru);

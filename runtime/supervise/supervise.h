@@ -24,7 +24,7 @@ struct capture {
 enum sup_end {
 	SUP_EXITED,     /* the executor ended by itself */
 	SUP_TIMED_OUT,
-	SUP_CANCELLED,  /* SIGTERM / SIGINT / SIGHUP to the supervisor */
+	SUP_CANCELLED,  /* the caller's cancel fd became readable */
 	SUP_WS_BREACH,  /* the workspace monitor stopped it */
 };
 
@@ -39,7 +39,8 @@ struct supervise_cfg {
 	const struct ws *ws;
 	uint64_t ws_bytes_max;
 	uint64_t ws_inodes_max;
-	int sigfd;          /* signalfd of SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+	int pidfd;          /* the child's pidfd: readable once it exited */
+	int cancel_fd;      /* -1, or readable = cancel (the caller reads it) */
 };
 
 struct supervise_out {
@@ -49,7 +50,6 @@ struct supervise_out {
 	uint64_t duration_ms;
 	uint64_t ws_baseline, ws_peak;  /* bytes in use: at the start, at most */
 	uint64_t ws_inodes_baseline, ws_inodes_peak;
-	int cancel_signal;
 };
 
 /* Runs until the executor is reaped.  Any breach kills the whole pid

@@ -89,18 +89,15 @@ PYEOF
 	leftovers
 	pass "$mode: cafe demo solved (checked against the receipts), evidence for every layer, run dir complete"
 
-	# A supervisor killed with SIGKILL leaves its temporary run directory;
-	# the next run removes it (its pid is dead), keeps a live one's, and
-	# follows no link inside.
-	dead=$(sh -c 'echo $$'); mkdir -p "$TMPDIR_RUN/cordon-run.$dead.stale/work" "$TMPDIR_RUN/cordon-run.$$.live"
-	echo keep >"$T/target"; ln -s "$T/target" "$TMPDIR_RUN/cordon-run.$dead.stale/work/link"
-	[ "$mode" = rootless ] && chown -R cordon-test "$TMPDIR_RUN/cordon-run.$dead.stale"
+	# Without --run-dir a run touches no disk (issue 13): nothing is
+	# made under TMPDIR, not even for a moment, so a killed supervisor
+	# has nothing to leave there and there is nothing to sweep.
+	before=$(ls -A "$TMPDIR_RUN" | wc -l)
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/user_code.py"
-	[ -e "$TMPDIR_RUN/cordon-run.$dead.stale" ] && die "$mode: a dead supervisor's run directory was not swept"
-	[ -d "$TMPDIR_RUN/cordon-run.$$.live" ] || die "$mode: a live supervisor's run directory was swept"
-	[ "$(cat "$T/target")" = keep ] || die "$mode: the sweep followed a link"
-	rmdir "$TMPDIR_RUN/cordon-run.$$.live"
-	pass "$mode: a killed supervisor's temporary run directory is swept by the next run"
+	[ "$(ls -A "$TMPDIR_RUN" | wc -l)" = "$before" ] || die "$mode: a run without --run-dir made $(ls -A "$TMPDIR_RUN")"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["runDir"]')" = "" ] || die "$mode: runDir of a run that keeps none"
+	pass "$mode: a run without --run-dir makes nothing under TMPDIR"
 
 	# 2. Program lane: an exception is "failed", exit 1, stderr captured.
 	printf 'raise SystemExit(3)\n' >"$T/fail.py"; chmod 644 "$T/fail.py"

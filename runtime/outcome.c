@@ -1,0 +1,54 @@
+/*
+ * outcome.c - the classification of an ended run (outcome.h).
+ *
+ * The order of the checks is the contract: what the supervisor did (timeout,
+ * cancel, workspace breach) wins over how the program ended, since a killed
+ * program's exit says nothing of its own; then the kernel's OOM kill; then
+ * the program's exit; then the output contract.
+ */
+#include <string.h>
+#include <sys/wait.h>
+
+#include "runtime/outcome.h"
+
+static void set(struct outcome *o, const char *status, int rc, const char *code, const char *msg)
+{
+	o->status = status;
+	o->exit_code_run = rc;
+	o->error_code = code;
+	o->error_message = msg;
+}
+
+void outcome_classify(const struct outcome_in *in, struct outcome *o)
+{
+	int exited = WIFEXITED(in->wstatus), sig = WIFSIGNALED(in->wstatus) ? WTERMSIG(in->wstatus) : 0;
+
+	memset(o, 0, sizeof(*o));
+	o->has_exit_code = exited;
+	o->exit_code = exited ? WEXITSTATUS(in->wstatus) : 0;
+	o->signal = sig ? (sigabbrev_np(sig) ? sigabbrev_np(sig) : "?") : NULL;
+	switch (in->end) {
+	case SUP_TIMED_OUT:
+		set(o, "timed_out", OUTCOME_EXIT_TIMEOUT, "timeout", "the program ran past the policy's timeout");
+		return;
+	case SUP_CANCELLED:
+		set(o, "cancelled", OUTCOME_EXIT_CANCELLED, "cancelled", in->cancel_why ? in->cancel_why : "cancelled");
+		return;
+	case SUP_WS_BREACH:
+		set(o, "limit_exceeded", OUTCOME_EXIT_FAILED, "workspace_limit",
+		    "the workspace grew past max_exec_workspace_delta_bytes, max_exec_workspace_bytes or its entry bound");
+		return;
+	case SUP_EXITED:
+		break;
+	}
+	if (in->oom_killed)
+		set(o, "limit_exceeded", OUTCOME_EXIT_FAILED, "memory_limit",
+		    "the memory limit was reached and the kernel killed the program");
+	else if (exited && o->exit_code == 0 && in->nviolations == 0)
+		set(o, "succeeded", OUTCOME_EXIT_OK, NULL, NULL);
+	else if (exited && o->exit_code == 0)
+		set(o, "failed", OUTCOME_EXIT_FAILED, "output_contract", "the declared outputs were not met");
+	else
+		set(o, "failed", OUTCOME_EXIT_FAILED, "program_failed",
+		    sig ? "the program was killed by a signal" : "the program exited with a non-zero status");
+}

@@ -1,0 +1,1352 @@
+/*
+ * sandbox.c - the sandbox lifecycle (sandbox.h): prepare, start, wait,
+ * reduce, destroy.  `cordon run` walks it once; `cordon serve` prepares
+ * ahead and starts on a request.
+ *
+ * Three lanes stay apart in the result: a harness failure is status
+ * "error" with error.details.where = exec.harness.<stage>; a program that
+ * fails is "failed" with its exit code; a broken output contract is
+ * "failed" with error.code "output_contract".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "common/utf8.h"
+#include "runtime/client/stubs.h"
+#include "runtime/hostid.h"
+#include "runtime/launch/launch.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/outcome.h"
+#include "runtime/rmtree.h"
+#include "runtime/sandbox.h"
+#include "runtime/supervise/bridge.h"
+#include "runtime/supervise/outputs.h"
+#include "runtime/supervise/secrets.h"
+#include "runtime/supervise/supervise.h"
+#include "runtime/workspace.h"
+
+/* The loader the interpreter starts (/workspace/work/main.py), in three
+ * parts around the generated preload lines.  It imports what the policy
+ * preloads without binding a name in __main__ (the program's namespace is
+ * its own), says 'r' on the start socket (fd 3), waits for 'g', and runs
+ * the verbatim program as __main__, so tracebacks, pickling and
+ * multiprocessing see it as the script itself.  No other imports: runpy
+ * would cost ~13 ms of start-up. */
+static const char LOADER_HEAD[] =
+	"# cordon executor loader: imports the policy's preloads, waits for\n"
+	"# the program on fd 3, then runs user_code.py as __main__.\n"
+	"import posix as _cordon_posix\n";
+static const char LOADER_TAIL[] =
+	"_cordon_posix.write(3, b'r')\n"
+	"if _cordon_posix.read(3, 1) != b'g':\n"
+	"    _cordon_posix._exit(125)\n"
+	"_cordon_posix.close(3)\n"
+	"del _cordon_posix\n"
+	"import sys\n"
+	"sys.argv[:] = ['user_code.py']\n"
+	"sys.path.insert(0, '/workspace/work')\n"
+	"sys.path.insert(1, '/cordon')\n"
+	"__file__ = '/workspace/work/user_code.py'\n"
+	"with open(__file__, 'rb') as _f:\n"
+	"    _code = compile(_f.read(), __file__, 'exec')\n"
+	"del _f\n"
+	"exec(_code)\n";
+
+/* The workspace's tmpfs, before the request: wide (a tmpfs without a size
+ * cannot be given one later), narrowed by sandbox_start(). */
+#define WS_PAGE 4096ull
+#define WS_ROUND(x) (((uint64_t)(x) + WS_PAGE - 1) / WS_PAGE * WS_PAGE)
+#define WS_PREP_BYTES (1ull << 40)
+#define WS_PREP_INODES (1ull << 20)
+
+enum sb_state { SB_NEW, SB_PREPARED, SB_STARTED, SB_WAITED };
+
+struct sandbox {
+	const struct sandbox_host *h;
+	const struct cpol_policy *pol;
+	char *agent;
+	char *run_dir_arg;
+	enum sb_state state;
+	char id[33];
+	char token[65];
+	/* The kept run directory: 0700, the supervisor's alone; -1 none. */
+	char dir[PATH_MAX];
+	int dir_fd;
+	int audit_fd;            /* the audit: the kept logs/tool-calls.jsonl, else a memfd */
+	struct hostid_lease leases[2]; /* as root: the executor's, its tools' */
+	uid_t host_uid;
+	gid_t host_gid;
+	struct ws ws;
+	struct cg_run cg;
+	int cg_made;
+	struct launch_plan lp;
+	char envbuf[LAUNCH_MAX_ENV][512];
+	char *loader;
+	size_t loader_len;
+	size_t stubs_max;        /* the agent's whole client module: /cordon's size */
+	int listen_fd;
+	struct bridge *bridge;
+	cJSON *context;
+	pid_t pid;
+	int pidfd;
+	int fd_errpipe;          /* the child's setup report; EOF at exec */
+	int fd_sync;             /* the child's sync pipe, held until reaped */
+	int fd_start;            /* the loader's start socket */
+	struct capture out, err;
+	uint64_t ws_bytes_max, ws_inodes_max;
+	struct supervise_out so;
+	int exec_ok;             /* the loader answered: setup and exec succeeded */
+	struct cg_usage usage;
+	int have_usage;
+	char cancel_why[128];
+	uint64_t t0, t_prepared, t_started, t_waited;
+	/* the harness lane */
+	int failed;
+	char stage[32];
+	char msg[1024];
+	char kept_note[600];
+};
+
+static void sb_fail(struct sandbox *sb, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void sb_fail(struct sandbox *sb, const char *stage, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sb->failed)
+		return; /* the first cause is the one to report */
+	sb->failed = 1;
+	snprintf(sb->stage, sizeof(sb->stage), "%s", stage);
+	va_start(ap, fmt);
+	vsnprintf(sb->msg, sizeof(sb->msg), fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- host ---------------------------------------------------------------- */
+
+int sandbox_host_probe(struct sandbox_host *h, const struct sandbox_host_opts *o, struct sandbox_err *e)
+{
+	char err[512];
+
+	memset(h, 0, sizeof(*h));
+	memset(e, 0, sizeof(*e));
+	h->rootless = geteuid() != 0;
+	h->ids = (struct hostid_range){ HOSTID_RANGE_DEFAULT_FIRST, HOSTID_RANGE_DEFAULT_COUNT };
+	if (cgroup_detect(&h->cgh, NULL, NULL, err, sizeof(err)) != 0)
+		memset(&h->cgh, 0, sizeof(h->cgh)); /* nothing usable: rlimits instead */
+	h->landlock_abi = landlock_abi();
+	if (o->host_ids != NULL && hostid_range_parse(o->host_ids, &h->ids, err, sizeof(err)) != 0) {
+		snprintf(e->stage, sizeof(e->stage), "identity");
+		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
+		return -1;
+	}
+	if (secrets_load(o->secrets, &h->secrets, err, sizeof(err)) != 0) {
+		snprintf(e->stage, sizeof(e->stage), "secrets");
+		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
+		return -1;
+	}
+	if (ledger_state_dir(o->state_dir, h->rootless, h->state_dir, sizeof(h->state_dir), err, sizeof(err)) != 0) {
+		snprintf(e->stage, sizeof(e->stage), "ledger");
+		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
+		return -1;
+	}
+	return 0;
+}
+
+void sandbox_host_free(struct sandbox_host *h)
+{
+	secrets_free(h->secrets);
+	h->secrets = NULL;
+}
+
+/* ---- new ----------------------------------------------------------------- */
+
+struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_spec *s)
+{
+	struct sandbox *sb = calloc(1, sizeof(*sb));
+	unsigned char rnd[32];
+
+	if (sb == NULL)
+		return NULL;
+	sb->h = h;
+	sb->pol = s->pol;
+	sb->dir_fd = sb->audit_fd = sb->listen_fd = -1;
+	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = -1;
+	sb->out.fd = sb->err.fd = -1;
+	sb->pid = -1;
+	sb->leases[0] = sb->leases[1] = (struct hostid_lease)HOSTID_LEASE_NONE;
+	ws_init(&sb->ws, 0, 0, 0);
+	sb->t0 = now_ms();
+	randombytes_buf(rnd, 16);
+	sodium_bin2hex(sb->id, sizeof(sb->id), rnd, 16);
+	randombytes_buf(rnd, 32);
+	sodium_bin2hex(sb->token, sizeof(sb->token), rnd, 32);
+	sodium_memzero(rnd, sizeof(rnd));
+	if ((s->agent != NULL && (sb->agent = strdup(s->agent)) == NULL) ||
+	    (s->run_dir != NULL && (sb->run_dir_arg = strdup(s->run_dir)) == NULL)) {
+		free(sb->agent);
+		free(sb);
+		return NULL;
+	}
+	if (sb->pol == NULL)
+		sb_fail(sb, "policy", "no policy");
+	return sb;
+}
+
+void sandbox_fail(struct sandbox *sb, const struct sandbox_err *e)
+{
+	sb_fail(sb, e->stage[0] ? e->stage : "internal", "%s", e->msg);
+}
+
+const char *sandbox_id(const struct sandbox *sb)
+{
+	return sb->id;
+}
+
+int sandbox_pidfd(const struct sandbox *sb)
+{
+	return sb->pidfd;
+}
+
+int sandbox_failed(const struct sandbox *sb, struct sandbox_err *e)
+{
+	if (sb->failed && e != NULL) {
+		snprintf(e->stage, sizeof(e->stage), "%s", sb->stage);
+		snprintf(e->msg, sizeof(e->msg), "%s", sb->msg);
+	}
+	return sb->failed;
+}
+
+void sandbox_times(const struct sandbox *sb, struct sandbox_times *t)
+{
+	t->prepare_ms = sb->t_prepared ? sb->t_prepared - sb->t0 : 0;
+	t->start_ms = sb->t_started && sb->t_prepared ? sb->t_started - sb->t_prepared : 0;
+	t->run_ms = sb->t_waited && sb->t_started ? sb->t_waited - sb->t_started : 0;
+}
+
+void sandbox_cancel_reason(struct sandbox *sb, const char *why)
+{
+	snprintf(sb->cancel_why, sizeof(sb->cancel_why), "%s", why);
+}
+
+/* ---- prepare: 1. policy checks and host identity ------------------------- */
+
+static int prep_policy(struct sandbox *sb)
+{
+	const struct cpol_policy *p = sb->pol;
+
+	if (p->limits.mode != CPOL_MODE_ISOLATED) {
+		sb_fail(sb, "policy", "mode '%s' is not supported by cordon run (only isolated)",
+			policy_mode_name(p->limits.mode));
+		return -1;
+	}
+	if (sb->agent != NULL && policy_find_agent(p, sb->agent) == NULL) {
+		sb_fail(sb, "context", "agent '%s' is not declared by the policy", sb->agent);
+		return -1;
+	}
+	return 0;
+}
+
+/* As root the executor's inside ids map to host ids leased for this
+ * sandbox alone (hostid.h): never an account's, never another sandbox's,
+ * so no local user can signal it, reach its socket or read its files, and
+ * no sandbox can reach another's.  Rootless the caller is the only id the
+ * kernel lets us map. */
+static int prep_hostid(struct sandbox *sb)
+{
+	char err[512];
+
+	if (sb->h->rootless) {
+		sb->host_uid = getuid();
+		sb->host_gid = getgid();
+	} else {
+		if (mkdir("/run/cordon", 0755) != 0 && errno != EEXIST) {
+			sb_fail(sb, "identity", "host ids: mkdir /run/cordon: %s", strerror(errno));
+			return -1;
+		}
+		/* Two: the executor's, and its tools' (a tool shares nothing
+		 * with the sandbox it serves, not even a uid that could signal
+		 * it). */
+		if (hostid_acquire_many(&sb->h->ids, NULL, HOSTID_LOCK_DIR_DEFAULT, sb->leases, 2, err, sizeof(err)) !=
+		    0) {
+			sb_fail(sb, "identity", "host ids: %.900s", err);
+			return -1;
+		}
+		sb->host_uid = sb->leases[0].uid;
+		sb->host_gid = sb->leases[0].gid;
+	}
+	ws_init(&sb->ws, sb->host_uid, sb->host_gid, !sb->h->rootless);
+	return 0;
+}
+
+/* ---- prepare: 2. the kept run directory and the audit --------------------- */
+
+/* A kept run directory holds only what the supervisor writes (the executed
+ * program's copy, logs, the audit, the result, copies of the outputs): the
+ * sandbox's files live in its own tmpfs (workspace.h).  It is 0700 and
+ * every file 0600, so no other local user reads a run.  Without one
+ * nothing touches a disk: the audit goes to a memfd, whose lines the
+ * result carries anyway (toolCalls). */
+static int prep_rundir(struct sandbox *sb)
+{
+	const char *step = "mkdir";
+
+	if (sb->run_dir_arg == NULL) {
+		sb->audit_fd = memfd_create("cordon-audit", MFD_CLOEXEC);
+		if (sb->audit_fd < 0) {
+			sb_fail(sb, "rundir", "memfd for the audit: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (mkdir(sb->run_dir_arg, 0700) != 0) {
+		sb_fail(sb, "rundir", "%s: %s (the run directory must not exist yet)", sb->run_dir_arg,
+			strerror(errno));
+		return -1;
+	}
+	step = "open";
+	if (realpath(sb->run_dir_arg, sb->dir) == NULL ||
+	    (sb->dir_fd = open(sb->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		goto fail;
+	step = "chmod";
+	if (fchmod(sb->dir_fd, 0700) != 0)
+		goto fail;
+	step = "mkdir logs";
+	if (mkdirat(sb->dir_fd, "logs", 0700) != 0)
+		goto fail;
+	step = "mkdir executed_programs";
+	if (mkdirat(sb->dir_fd, "executed_programs", 0700) != 0)
+		goto fail;
+	step = "create logs/tool-calls.jsonl";
+	sb->audit_fd = openat(sb->dir_fd, "logs/tool-calls.jsonl",
+			      O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sb->audit_fd < 0)
+		goto fail;
+	return 0;
+fail:
+	sb_fail(sb, "rundir", "%s: %s: %s", sb->run_dir_arg, step, strerror(errno));
+	return -1;
+}
+
+static int rundir_write(struct sandbox *sb, const char *rel, const void *data, size_t len)
+{
+	int fd = openat(sb->dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, data, len) == (ssize_t)len;
+	if (close(fd) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* ---- prepare: 3. the plan ------------------------------------------------- */
+
+static struct launch_mount *plan_mount(struct launch_plan *lp, enum launch_mount_kind k, const char *src,
+				       const char *dst)
+{
+	struct launch_mount *m;
+
+	if (lp->nmounts == LAUNCH_MAX_MOUNTS)
+		return NULL;
+	m = &lp->mounts[lp->nmounts++];
+	memset(m, 0, sizeof(*m));
+	m->kind = k;
+	snprintf(m->src, sizeof(m->src), "%s", src);
+	snprintf(m->dst, sizeof(m->dst), "%s", dst);
+	return m;
+}
+
+static int plan_env(struct sandbox *sb, const char *key, const char *val)
+{
+	struct launch_plan *lp = &sb->lp;
+	size_t klen = strlen(key);
+
+	/* The runtime's own variables win over the policy's: they are how the
+	 * sandbox is wired (paths, socket, token), not preferences. */
+	for (unsigned i = 0; i < lp->nenv; i++)
+		if (strncmp(lp->envp[i], key, klen) == 0 && lp->envp[i][klen] == '=') {
+			snprintf(sb->envbuf[i], sizeof(sb->envbuf[i]), "%s=%s", key, val);
+			return 0;
+		}
+	if (lp->nenv == LAUNCH_MAX_ENV ||
+	    snprintf(sb->envbuf[lp->nenv], sizeof(sb->envbuf[0]), "%s=%s", key, val) >= (int)sizeof(sb->envbuf[0]))
+		return -1;
+	lp->envp[lp->nenv] = sb->envbuf[lp->nenv];
+	lp->nenv++;
+	lp->envp[lp->nenv] = NULL;
+	return 0;
+}
+
+/* The loader with the policy's preloads.  Their names were checked by the
+ * compiler and again by the loader of the blob (dotted identifiers). */
+static int plan_loader(struct sandbox *sb)
+{
+	const struct cpol_executor *x = &sb->pol->exec;
+	size_t cap = sizeof(LOADER_HEAD) + sizeof(LOADER_TAIL) + 1;
+	char *p;
+
+	for (uint32_t i = 0; i < x->npreload; i++)
+		cap += strlen(x->preload[i]) + 32;
+	if ((sb->loader = malloc(cap)) == NULL)
+		return -1;
+	p = sb->loader;
+	p += sprintf(p, "%s", LOADER_HEAD);
+	for (uint32_t i = 0; i < x->npreload; i++)
+		p += sprintf(p, "__import__('%s')\n", x->preload[i]);
+	p += sprintf(p, "%s", LOADER_TAIL);
+	sb->loader_len = (size_t)(p - sb->loader);
+	return 0;
+}
+
+/* The agent's tools, all of them, or those the context selects.  The
+ * bridge decides again on every call: this list is a convenience for the
+ * program, not the check. */
+static uint32_t tools_selected(const struct sandbox *sb, const cJSON *context, uint32_t *sel)
+{
+	const struct cpol_policy *p = sb->pol;
+	const struct cpol_agent *a = sb->agent ? policy_find_agent(p, sb->agent) : NULL;
+	const cJSON *want = context ? cJSON_GetObjectItemCaseSensitive(context, "tools") : NULL;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; a != NULL && i < a->ntools; i++) {
+		const char *id = p->tools[a->tools[i]].id;
+		int ok = want == NULL;
+
+		for (const cJSON *w = want ? want->child : NULL; w != NULL && !ok; w = w->next)
+			ok = cJSON_IsString(w) && strcmp(w->valuestring, id) == 0;
+		if (ok)
+			sel[n++] = a->tools[i];
+	}
+	return n;
+}
+
+static char *tools_stubs(const struct sandbox *sb, const cJSON *context, size_t *len)
+{
+	uint32_t *sel = calloc(sb->pol->ntools + 1, sizeof(*sel));
+	char *s;
+
+	if (sel == NULL)
+		return NULL;
+	s = stubs_python(sb->pol, sel, tools_selected(sb, context, sel), len);
+	free(sel);
+	return s;
+}
+
+static int prep_plan(struct sandbox *sb)
+{
+	struct launch_plan *lp = &sb->lp;
+	const struct cpol_policy *p = sb->pol;
+	int has_tmp = 0, has_etc = 0;
+	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom" };
+	char *stubs;
+
+	lp->uid = p->exec.uid;
+	lp->gid = p->exec.gid;
+	lp->rootless = sb->h->rootless;
+	lp->interpreter = p->exec.interpreter;
+	lp->fsize = p->limits.max_file_bytes;
+	lp->nofile = p->limits.open_files;
+	lp->loopback = p->exec.network == CPOL_NET_LOOPBACK;
+	lp->landlock = (p->exec.flags & CPOL_EXE_F_LANDLOCK) != 0;
+	lp->filter = p->nseccomp ? p->seccomp : NULL;
+	lp->nfilter = p->nseccomp;
+	for (uint32_t i = 0; i < p->nmounts; i++) {
+		const struct cpol_mount *pm = &p->mounts[i];
+		struct launch_mount *m;
+
+		if (pm->type == CPOL_MOUNT_TMPFS) {
+			m = plan_mount(lp, LM_TMPFS, "", pm->target);
+			if (m != NULL) {
+				m->size = pm->size;
+				m->landlock_rw = 1;
+			}
+		} else {
+			m = plan_mount(lp, (pm->flags & CPOL_MNT_F_RW) ? LM_BIND_RW : LM_BIND_RO, pm->source,
+				       pm->target);
+			if (m != NULL)
+				m->landlock_rw = (pm->flags & CPOL_MNT_F_RW) != 0;
+		}
+		if (m == NULL)
+			goto too_many;
+		has_tmp |= strcmp(pm->target, "/tmp") == 0;
+		has_etc |= strcmp(pm->target, "/etc") == 0;
+	}
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (plan_mount(lp, LM_DEVFILE, devs[i], devs[i]) == NULL)
+			goto too_many;
+	/* POSIX shared memory (multiprocessing's locks) lives in /dev/shm. */
+	{
+		struct launch_mount *m = plan_mount(lp, LM_TMPFS, "", "/dev/shm");
+
+		if (m == NULL)
+			goto too_many;
+		m->size = 64ull << 20;
+		m->landlock_rw = 1;
+	}
+	/* The client module for every tool of the agent bounds what the
+	 * context's narrower selection writes at start. */
+	stubs = tools_stubs(sb, NULL, &sb->stubs_max);
+	free(stubs);
+	if (stubs == NULL || plan_loader(sb) != 0) {
+		sb_fail(sb, "tools", "client modules: out of memory");
+		return -1;
+	}
+	/* The private filesystems, in enum ws_part's order (the executor
+	 * hands them over in plan order): the workspace, bounded by the
+	 * kernel once the request is in (sandbox_start), then the client
+	 * modules and the socket, read-only to the sandbox. */
+	{
+		struct launch_mount *w = plan_mount(lp, LM_PRIVATE, "", "/workspace");
+		struct launch_mount *l = plan_mount(lp, LM_PRIVATE, "", "/cordon");
+		struct launch_mount *k = plan_mount(lp, LM_PRIVATE, "", "/supervisor-socket");
+
+		if (w == NULL || l == NULL || k == NULL)
+			goto too_many;
+		w->size = WS_PREP_BYTES;
+		w->inodes = WS_PREP_INODES;
+		w->rw_sub[0] = "work";
+		w->rw_sub[1] = "out";
+		w->rw_sub[2] = "logs/executor";
+		w->nrw_sub = 3;
+		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_PAGE;
+		l->inodes = 4;
+		k->size = WS_PAGE;
+		k->inodes = 3;
+		lp->landlock_rw[0] = "/workspace/work";
+		lp->landlock_rw[1] = "/workspace/out";
+		lp->landlock_rw[2] = "/workspace/logs/executor";
+		lp->nlandlock_rw = 3;
+	}
+	lp->write_etc = !has_etc;
+	for (uint32_t i = 0; i < p->nenv; i++)
+		if (plan_env(sb, p->env[i].key, p->env[i].value) != 0)
+			goto env;
+	if (plan_env(sb, "PATH", "/usr/local/bin:/usr/bin:/bin") || plan_env(sb, "HOME", "/workspace/work") ||
+	    plan_env(sb, "TMPDIR", has_tmp ? "/tmp" : "/workspace/work") ||
+	    plan_env(sb, "CORDON_SOCKET", "/supervisor-socket/tools.sock") ||
+	    plan_env(sb, "CORDON_TOKEN", sb->token) || plan_env(sb, "CORDON_EXECUTION_ID", sb->id))
+		goto env;
+	{
+		int has_lang = 0;
+
+		for (unsigned i = 0; i < lp->nenv; i++)
+			has_lang |= strncmp(lp->envp[i], "LANG=", 5) == 0;
+		if (!has_lang && plan_env(sb, "LANG", "C.UTF-8"))
+			goto env;
+	}
+	return 0;
+too_many:
+	sb_fail(sb, "plan", "more than %d mounts", LAUNCH_MAX_MOUNTS);
+	return -1;
+env:
+	sb_fail(sb, "plan", "environment too large");
+	return -1;
+}
+
+/* ---- prepare: 4. limits --------------------------------------------------- */
+
+static int prep_cgroup(struct sandbox *sb)
+{
+	const struct cpol_policy *p = sb->pol;
+	struct cg_limits lim = { p->limits.memory_bytes, p->limits.pids };
+	char name[64], err[512];
+
+	/* The supervisor's pid in the name lets a later run sweep what a
+	 * killed supervisor left (cgroup_sweep_stale). */
+	snprintf(name, sizeof(name), "cordon-%d-%s", (int)getpid(), sb->id);
+	if (cgroup_create(&sb->cg, &sb->h->cgh, name, &lim, err, sizeof(err)) != 0) {
+		sb_fail(sb, "cgroup", "%s", err);
+		return -1;
+	}
+	sb->cg_made = 1;
+	cgroup_sweep_stale(&sb->cg);
+	if ((p->exec.require & CPOL_LAYER_CGROUP) && (sb->cg.mem_kind == CG_NONE || sb->cg.pids_kind == CG_NONE)) {
+		sb_fail(sb, "cgroup", "the policy requires cgroup limits and this host gives none to this caller (%.800s)",
+			sb->cg.note[0] ? sb->cg.note : "no usable hierarchy");
+		return -1;
+	}
+	if ((p->exec.require & CPOL_LAYER_LANDLOCK) && sb->h->landlock_abi < 1) {
+		sb_fail(sb, "landlock", "the policy requires landlock and this kernel has none");
+		return -1;
+	}
+	/* Fallbacks, named in the result: address space for memory, and the
+	 * per-user process count for pids. */
+	if (sb->cg.mem_kind == CG_NONE)
+		sb->lp.as = p->limits.memory_bytes;
+	if (sb->cg.pids_kind == CG_NONE)
+		sb->lp.nproc = p->limits.pids;
+	return 0;
+}
+
+/* ---- prepare: 5. clone and setup ------------------------------------------ */
+
+/* The error pipe closed at exec (CLOEXEC) unless setup failed first: then
+ * it holds "stage\tmessage".  Returns 1 when the child reported one. */
+static int child_report(struct sandbox *sb)
+{
+	char buf[1024], *tab;
+	ssize_t got;
+
+	if (sb->fd_errpipe < 0)
+		return 0;
+	got = read(sb->fd_errpipe, buf, sizeof(buf) - 1);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	tab = strchr(buf, '\t');
+	if (tab != NULL)
+		*tab++ = '\0';
+	/* A child's report is a better message than the supervisor's side
+	 * of the same failure: it replaces it. */
+	sb->failed = 0;
+	sb_fail(sb, buf, "%.900s", tab ? tab : "setup failed");
+	return 1;
+}
+
+/* The one way an executor that will not be supervised ends: killed (with
+ * its whole pid namespace) and reaped.  A child that died in setup said
+ * where: its report then names the stage. */
+static void child_kill(struct sandbox *sb)
+{
+	if (sb->pid > 0) {
+		kill(sb->pid, SIGKILL);
+		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		sb->pid = -1;
+		if (sb->failed)
+			child_report(sb);
+	}
+}
+
+struct fill_listen {
+	struct sandbox *sb;
+	char path[64];
+	char err[512];
+};
+
+static int fill_listen_fn(void *arg)
+{
+	struct fill_listen *fl = arg;
+	struct sandbox *sb = fl->sb;
+
+	return bridge_listen(fl->path, !sb->h->rootless, sb->host_uid, sb->host_gid, &sb->listen_fd, fl->err,
+			     sizeof(fl->err));
+}
+
+/* What prepare puts in the private filesystems: the loader, the executor
+ * side of the client, and the tool socket.  All of it the executor's (its
+ * host ids), 0600 / 0444: it reads them as their owner, nobody else can. */
+static int prep_fill(struct sandbox *sb, char *err, size_t n)
+{
+	struct fill_listen fl = { .sb = sb };
+
+	/* work/, out/, logs/executor/ exist: the executor made them, as the
+	 * writable binds of its otherwise read-only /workspace. */
+	if (ws_write(&sb->ws, WS_WORKSPACE, "work/main.py", sb->loader, sb->loader_len, 0600, err, n) != 0 ||
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_tools.py", stubs_client_py, stubs_client_py_len, 0444, err, n) != 0)
+		return -1;
+	/* bind() takes a path: the socket directory's fd as /proc names it,
+	 * which no other process can shape. */
+	snprintf(fl.path, sizeof(fl.path), "/proc/self/fd/%d/tools.sock", sb->ws.fd[WS_SOCKET]);
+	if (ws_as_executor(&sb->ws, fill_listen_fn, &fl) != 0) {
+		snprintf(err, n, "%s", fl.err[0] ? fl.err : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* An fd the child keeps above fd 3 (launch.h): fds 0-3 are its stdio
+ * and start socket once it runs. */
+static int fd_high(int fd)
+{
+	int hi;
+
+	if (fd < 0 || fd > LAUNCH_START_FD)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, LAUNCH_START_FD + 1);
+	close(fd);
+	return hi;
+}
+
+static int prep_launch(struct sandbox *sb)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
+	int pfd[2] = { -1, -1 }, pst[2] = { -1, -1 }, devnull = -1, rc = -1;
+	size_t maxout = (size_t)sb->pol->limits.max_output_bytes;
+	char buf[1024];
+	pid_t pid;
+
+	sb->out.max = sb->err.max = maxout;
+	sb->out.buf = malloc(maxout + 1);
+	sb->err.buf = malloc(maxout + 1);
+	if (sb->out.buf == NULL || sb->err.buf == NULL) {
+		sb_fail(sb, "launch", "out of memory");
+		return -1;
+	}
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) || pipe2(psync, O_CLOEXEC) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pst) ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || (perr[1] = fd_high(perr[1])) < 0) {
+		sb_fail(sb, "launch", "pipes: %s", strerror(errno));
+		goto out;
+	}
+	sb->lp.err_fd = perr[1];
+	sb->lp.sync_fd = psync[0];
+	sb->lp.fd_sock = pfd[1];
+	sb->lp.start_fd = pst[1];
+	sb->lp.stdin_fd = devnull;
+	sb->lp.stdout_fd = po[1];
+	sb->lp.stderr_fd = pe[1];
+	sb->lp.parent_fds[0] = po[0];
+	sb->lp.parent_fds[1] = pe[0];
+	sb->lp.parent_fds[2] = perr[0];
+	sb->lp.parent_fds[3] = psync[1];
+	sb->lp.parent_fds[4] = pfd[0];
+	sb->lp.parent_fds[5] = pst[0];
+	/* A raw clone: fork semantics, with every namespace fresh at once but
+	 * the cgroup one, which the child makes once it is in its cgroups
+	 * (sequence.c step 3b).  The child calls nothing that allocates or
+	 * locks: other threads of a server may hold those locks. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+					   CLONE_NEWUTS | SIGCHLD,
+			     NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		sb_fail(sb, "namespaces", "clone: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		launch_child(&sb->lp);
+	sb->pid = pid;
+	sb->fd_errpipe = perr[0];
+	sb->fd_sync = psync[1];
+	sb->fd_start = pst[0];
+	sb->out.fd = po[0];
+	sb->err.fd = pe[0];
+	perr[0] = psync[1] = pst[0] = po[0] = pe[0] = -1;
+	sb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (sb->pidfd < 0) {
+		sb_fail(sb, "launch", "pidfd_open: %s", strerror(errno));
+		goto out;
+	}
+	if (identity_write_maps(pid, &sb->lp, sb->host_uid, sb->host_gid, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "identity", "%s", buf);
+		goto out;
+	}
+	if (write(sb->fd_sync, "m", 1) != 1) {
+		sb_fail(sb, "sync", "the executor ended before setup: %s", strerror(errno));
+		goto out;
+	}
+	if (cgroup_attach(&sb->cg, pid, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "cgroup", "%s", buf);
+		goto out;
+	}
+	if (ws_receive(&sb->ws, pfd[0], 30000, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "mounts", "%s", buf);
+		goto out;
+	}
+	if (prep_fill(sb, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "workspace", "%s", buf);
+		goto out;
+	}
+	if (write(sb->fd_sync, "c", 1) != 1) {
+		sb_fail(sb, "sync", "the executor ended during setup: %s", strerror(errno));
+		goto out;
+	}
+	fcntl(sb->out.fd, F_SETFL, O_NONBLOCK);
+	fcntl(sb->err.fd, F_SETFL, O_NONBLOCK);
+	rc = 0;
+out:
+	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], pfd[0], pfd[1],
+				 pst[0], pst[1], devnull, -2 };
+	     *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	if (rc != 0)
+		child_kill(sb);
+	return rc;
+}
+
+/* The loader's 'r': the interpreter is up and its preloads imported.  EOF
+ * means it died first: its setup report, or its stderr, says why. */
+static int start_ready(struct sandbox *sb, int timeout_ms)
+{
+	struct pollfd p = { .fd = sb->fd_start, .events = POLLIN };
+	char c = 0;
+	int r;
+
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		sb_fail(sb, "preload", "the interpreter was not ready within %d ms", timeout_ms);
+		return -1;
+	}
+	if (r < 0 || read(sb->fd_start, &c, 1) != 1 || c != 'r') {
+		char tail[400] = "";
+		ssize_t got = read(sb->err.fd, tail, sizeof(tail) - 1);
+
+		tail[got > 0 ? got : 0] = '\0';
+		sb_fail(sb, "preload", "the interpreter ended before it was ready%s%.390s", tail[0] ? ": " : "", tail);
+		if (child_report(sb) == 0 && sb->pid > 0) {
+			/* keep the preload message */
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int sandbox_prepare(struct sandbox *sb, int wait_ready)
+{
+	if (sb->failed || sb->state != SB_NEW)
+		return -1;
+	if (prep_policy(sb) != 0 || prep_hostid(sb) != 0 || prep_rundir(sb) != 0 || prep_plan(sb) != 0 ||
+	    prep_cgroup(sb) != 0 || prep_launch(sb) != 0)
+		return -1;
+	if (wait_ready && start_ready(sb, (int)(sb->pol->limits.timeout_ms + 10000)) != 0) {
+		child_kill(sb);
+		return -1;
+	}
+	sb->exec_ok = wait_ready;
+	sb->state = SB_PREPARED;
+	sb->t_prepared = now_ms();
+	return 0;
+}
+
+/* ---- start ---------------------------------------------------------------- */
+
+static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
+{
+	const struct cpol_limits *l = &sb->pol->limits;
+
+	if (rq->code_len > l->max_code_bytes) {
+		sb_fail(sb, "code", "%s is over max_code_bytes (%llu)", rq->code_name ? rq->code_name : "the program",
+			(unsigned long long)l->max_code_bytes);
+		return -1;
+	}
+	if (rq->ninputs > SANDBOX_MAX_INPUTS) {
+		sb_fail(sb, "inputs", "more than %d inputs", SANDBOX_MAX_INPUTS);
+		return -1;
+	}
+	for (unsigned i = 0; i < rq->ninputs; i++) {
+		const char *b = rq->inputs[i].name;
+
+		if (b == NULL || *b == '\0' || strchr(b, '/') != NULL || strcmp(b, "main.py") == 0 ||
+		    strcmp(b, "user_code.py") == 0 || strcmp(b, ".") == 0 || strcmp(b, "..") == 0 || strlen(b) > 255) {
+			sb_fail(sb, "inputs", "%s: input name is empty or reserved", b ? b : "");
+			return -1;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(rq->inputs[j].name, b) == 0) {
+				sb_fail(sb, "inputs", "%s: given twice", b);
+				return -1;
+			}
+		if (l->max_file_bytes != 0 && rq->inputs[i].len > l->max_file_bytes) {
+			sb_fail(sb, "inputs", "%s: over max_file_bytes", b);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The workspace's bounds, now that the request is in: what is there counts
+ * as the baseline; the program may add max_exec_workspace_delta_bytes,
+ * never past max_exec_workspace_bytes.  The tmpfs itself is a page and an
+ * inode larger than the bounds, so the kernel stops the program there and
+ * the monitor can tell a full workspace from one filled exactly to its
+ * limit. */
+static int start_bound(struct sandbox *sb, char *err, size_t n)
+{
+	const struct cpol_limits *l = &sb->pol->limits;
+	struct ws_usage u;
+
+	if (ws_usage(&sb->ws, &u) != 0) {
+		snprintf(err, n, "statfs of the workspace: %s", strerror(errno));
+		return -1;
+	}
+	sb->ws_bytes_max = 0;
+	if (l->ws_delta_bytes != 0)
+		sb->ws_bytes_max = u.bytes + WS_ROUND(l->ws_delta_bytes);
+	if (l->ws_max_bytes != 0 && (sb->ws_bytes_max == 0 || WS_ROUND(l->ws_max_bytes) < sb->ws_bytes_max))
+		sb->ws_bytes_max = WS_ROUND(l->ws_max_bytes) > u.bytes ? WS_ROUND(l->ws_max_bytes) : u.bytes;
+	sb->ws_inodes_max = u.inodes + l->ws_entries;
+	return ws_limit(&sb->ws, sb->ws_bytes_max ? sb->ws_bytes_max + WS_PAGE : WS_PREP_BYTES, sb->ws_inodes_max + 1,
+			sb->pidfd, err, n);
+}
+
+static int start_fill(struct sandbox *sb, const struct sandbox_request *rq, char *err, size_t n)
+{
+	char rel[PATH_MAX];
+	char *stubs;
+	size_t stubs_len;
+	int rc;
+
+	if (ws_write(&sb->ws, WS_WORKSPACE, "work/user_code.py", rq->code, rq->code_len, 0600, err, n) != 0)
+		return -1;
+	for (unsigned i = 0; i < rq->ninputs; i++) {
+		snprintf(rel, sizeof(rel), "work/%s", rq->inputs[i].name);
+		if (ws_write(&sb->ws, WS_WORKSPACE, rel, rq->inputs[i].data, rq->inputs[i].len, 0600, err, n) != 0)
+			return -1;
+	}
+	stubs = tools_stubs(sb, sb->context, &stubs_len);
+	if (stubs == NULL) {
+		snprintf(err, n, "client modules: out of memory");
+		return -1;
+	}
+	rc = ws_write(&sb->ws, WS_CLIENT, "tools.py", stubs, stubs_len, 0444, err, n);
+	free(stubs);
+	return rc;
+}
+
+int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
+{
+	char buf[1024], rel[128];
+
+	if (rq->context != NULL) {
+		sb->context = *rq->context;
+		*rq->context = NULL;
+	}
+	if (sb->failed || sb->state != SB_PREPARED)
+		goto fail;
+	if (start_check(sb, rq) != 0)
+		goto fail;
+	if (sb->dir_fd >= 0) {
+		snprintf(rel, sizeof(rel), "executed_programs/%s", sb->id);
+		if (mkdirat(sb->dir_fd, rel, 0700) != 0 ||
+		    (snprintf(rel, sizeof(rel), "executed_programs/%s/user_code.py", sb->id),
+		     rundir_write(sb, rel, rq->code, rq->code_len)) != 0) {
+			sb_fail(sb, "rundir", "write %.900s/%s: %s", sb->dir, rel, strerror(errno));
+			goto fail;
+		}
+	}
+	if (start_fill(sb, rq, buf, sizeof(buf)) != 0 || start_bound(sb, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "workspace", "%s", buf);
+		goto fail;
+	}
+	{
+		struct bridge_cfg bc = { .pol = sb->pol,
+					 .exec_id = sb->id,
+					 .token = sb->token,
+					 .context = sb->context,
+					 .agent = sb->agent,
+					 .state_dir = sb->h->state_dir,
+					 .secrets = sb->h->secrets,
+					 .audit_fd = sb->audit_fd,
+					 .peer_uid = sb->host_uid,
+					 .child = sb->pid,
+					 .deadline_ms = now_ms() + sb->pol->limits.timeout_ms + 1000,
+					 .tool_uid = sb->leases[1].uid,
+					 .tool_gid = sb->leases[1].gid,
+					 .tool_ids = !sb->h->rootless,
+					 .cg_host = &sb->h->cgh };
+
+		/* Before the program may run: its first call must find the
+		 * bridge serving. */
+		if (bridge_start(&bc, &sb->listen_fd, &sb->bridge, buf, sizeof(buf)) != 0) {
+			sb_fail(sb, "bridge", "%s", buf);
+			goto fail;
+		}
+	}
+	/* A one-shot run did not wait for the loader in prepare: its start
+	 * overlapped the writes above, and it is awaited here. */
+	if (!sb->exec_ok && start_ready(sb, (int)(sb->pol->limits.timeout_ms + 10000)) != 0)
+		goto fail;
+	sb->exec_ok = 1;
+	if (send(sb->fd_start, "g", 1, MSG_NOSIGNAL) != 1) {
+		sb_fail(sb, "sync", "the interpreter ended before its program: %s", strerror(errno));
+		goto fail;
+	}
+	sb->state = SB_STARTED;
+	sb->t_started = now_ms();
+	return 0;
+fail:
+	if (!sb->failed)
+		sb_fail(sb, "start", "the sandbox was not prepared");
+	child_kill(sb);
+	bridge_stop(sb->bridge);
+	return -1;
+}
+
+/* ---- wait ----------------------------------------------------------------- */
+
+int sandbox_wait(struct sandbox *sb, int cancel_fd)
+{
+	struct supervise_cfg cfg;
+	char buf[1024];
+	int rc = 0;
+
+	if (sb->failed || sb->state != SB_STARTED)
+		return -1;
+	cfg = (struct supervise_cfg){ .child = sb->pid,
+				      .timeout_ms = sb->pol->limits.timeout_ms,
+				      .monitor_ms = sb->pol->limits.monitor_ms,
+				      .ws = &sb->ws,
+				      .ws_bytes_max = sb->ws_bytes_max,
+				      .ws_inodes_max = sb->ws_inodes_max,
+				      .pidfd = sb->pidfd,
+				      .cancel_fd = cancel_fd };
+	/* supervise_run reaps the executor whatever happens. */
+	if (supervise_run(&cfg, &sb->out, &sb->err, &sb->so, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "supervise", "%s", buf);
+		rc = -1;
+	}
+	sb->pid = -1;
+	/* The executor is gone; a tool still running is killed now, and no
+	 * call may still be served (or append to toolCalls) once the result
+	 * is built. */
+	bridge_stop(sb->bridge);
+	if (rc == 0 && sb->cg_made && cgroup_usage(&sb->cg, &sb->usage, buf, sizeof(buf)) == 0)
+		sb->have_usage = 1;
+	sb->state = SB_WAITED;
+	sb->t_waited = now_ms();
+	return rc;
+}
+
+/* ---- reduce --------------------------------------------------------------- */
+
+static cJSON *enforcement_json(const struct sandbox *sb)
+{
+	const struct cpol_policy *p = sb->pol;
+	cJSON *e = cJSON_CreateObject();
+	char buf[160];
+
+	cJSON_AddStringToObject(e, "namespaces", "user,mount,pid,net,ipc,uts,cgroup");
+	snprintf(buf, sizeof(buf), "tmpfs root, %u read-only binds, workspace rw, pivot_root", p->nmounts);
+	cJSON_AddStringToObject(e, "filesystem", buf);
+	cJSON_AddStringToObject(e, "network", p->exec.network == CPOL_NET_LOOPBACK ? "loopback only" : "none");
+	snprintf(buf, sizeof(buf), "uid %u gid %u as host %u/%u, %s%s", p->exec.uid, p->exec.gid,
+		 (unsigned)sb->host_uid, (unsigned)sb->host_gid,
+		 sb->h->rootless ? "supplementary groups of the caller unmapped" : "no supplementary groups",
+		 sb->h->rootless ? " (rootless: the caller)" : "");
+	cJSON_AddStringToObject(e, "identity", buf);
+	cJSON_AddStringToObject(e, "memory",
+				sb->cg.mem_kind != CG_NONE ? cgroup_kind_name(sb->cg.mem_kind) : "rlimit-as-per-process");
+	cJSON_AddStringToObject(e, "pids", sb->cg.pids_kind != CG_NONE ? cgroup_kind_name(sb->cg.pids_kind) : "rlimit-nproc");
+	if (!(p->exec.flags & CPOL_EXE_F_LANDLOCK))
+		snprintf(buf, sizeof(buf), "off (policy)");
+	else
+		snprintf(buf, sizeof(buf), "abi-%d", sb->h->landlock_abi);
+	cJSON_AddStringToObject(e, "landlock", buf);
+	if (p->nseccomp)
+		snprintf(buf, sizeof(buf), "filter(%u insns)", p->nseccomp);
+	else
+		snprintf(buf, sizeof(buf), "none (the policy has no filter)");
+	cJSON_AddStringToObject(e, "seccomp", buf);
+	cJSON_AddStringToObject(e, "capabilities", "none");
+	cJSON_AddBoolToObject(e, "noNewPrivs", 1);
+	snprintf(buf, sizeof(buf), "fsize,nofile,core%s%s", sb->lp.nproc ? ",nproc" : "", sb->lp.as ? ",as" : "");
+	cJSON_AddStringToObject(e, "rlimits", buf);
+	return e;
+}
+
+static cJSON *error_json(const char *code, const char *message, const char *where)
+{
+	cJSON *e = cJSON_CreateObject(), *d;
+
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	if (where != NULL) {
+		d = cJSON_AddObjectToObject(e, "details");
+		cJSON_AddStringToObject(d, "where", where);
+	}
+	return e;
+}
+
+/* Artifacts up to inline_max bytes carry their bytes, base64: a server's
+ * caller gets them in the one answer.  Opened beneath out/ without
+ * following any link: the program wrote that tree. */
+static void artifacts_inline(cJSON *arts, int out_dir, size_t inline_max)
+{
+	cJSON *a;
+
+	cJSON_ArrayForEach(a, arts) {
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(a, "path");
+		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+		struct stat st;
+		char *data = NULL, *b64 = NULL;
+		size_t got = 0, b64len;
+		int fd;
+
+		if (!cJSON_IsString(path))
+			continue;
+		fd = (int)syscall(SYS_openat2, out_dir, path->valuestring, &how, sizeof(how));
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= inline_max &&
+		    (data = malloc((size_t)st.st_size + 1)) != NULL) {
+			while (got < (size_t)st.st_size) {
+				ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
+
+				if (r <= 0)
+					break;
+				got += (size_t)r;
+			}
+			b64len = sodium_base64_encoded_len(got, sodium_base64_VARIANT_ORIGINAL);
+			if (got == (size_t)st.st_size && (b64 = malloc(b64len)) != NULL) {
+				sodium_bin2base64(b64, b64len, (const unsigned char *)data, got,
+						  sodium_base64_VARIANT_ORIGINAL);
+				cJSON_AddStringToObject(a, "contentBase64", b64);
+			}
+		}
+		free(b64);
+		free(data);
+		close(fd);
+	}
+}
+
+static void result_head(const struct sandbox *sb, cJSON *res)
+{
+	char hex[65];
+	cJSON *pol = cJSON_AddObjectToObject(res, "policy");
+	const char *app = sb->pol && sb->pol->meta.app ? sb->pol->meta.app : NULL;
+
+	cJSON_AddStringToObject(res, "executionId", sb->id);
+	cJSON_AddStringToObject(pol, "app", app ? app : "");
+	if (app)
+		sodium_bin2hex(hex, sizeof(hex), sb->pol->sha256, 32);
+	cJSON_AddStringToObject(pol, "sha256", app ? hex : "");
+	cJSON_AddStringToObject(res, "runDir", sb->dir_fd >= 0 ? sb->dir : "");
+}
+
+static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_reduce_opts *o)
+{
+	const struct cpol_policy *p = sb->pol;
+	char where[64], rerr[512] = "", oerr[512];
+	cJSON *result = NULL;
+	struct outputs_report rep = { 0 };
+	struct outputs_limits ol = { 0 };
+	struct outcome_in oi;
+	struct outcome oc;
+	int out_dir, rr = -1;
+
+	result_head(sb, res);
+	if (sb->failed) {
+		snprintf(where, sizeof(where), "exec.harness.%s", sb->stage);
+		cJSON_AddStringToObject(res, "status", "error");
+		cJSON_AddNullToObject(res, "exitCode");
+		cJSON_AddNullToObject(res, "signal");
+		/* No enforcement object: the program never ran under one. */
+		cJSON_AddItemToObject(res, "error", error_json("sandbox_execution_failed", sb->msg, where));
+		return OUTCOME_EXIT_HARNESS;
+	}
+	/* collect */
+	out_dir = openat(sb->ws.fd[WS_WORKSPACE], "out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (out_dir >= 0)
+		rr = result_read(out_dir, p->limits.max_result_bytes, &result, rerr, sizeof(rerr));
+	if (out_dir < 0 || outputs_collect(out_dir, p->outputs, p->noutputs, &ol, &rep, oerr, sizeof(oerr)) != 0)
+		snprintf(rerr, sizeof(rerr), "outputs could not be read");
+	/* classify (outcome.c, pure) */
+	oi = (struct outcome_in){ .end = sb->so.end,
+				  .wstatus = sb->so.wstatus,
+				  .oom_killed = sb->have_usage && sb->usage.oom_killed,
+				  .nviolations = rep.nviolations,
+				  .cancel_why = sb->cancel_why[0] ? sb->cancel_why : "cancelled" };
+	outcome_classify(&oi, &oc);
+	/* write */
+	cJSON_AddStringToObject(res, "status", oc.status);
+	if (oc.has_exit_code)
+		cJSON_AddNumberToObject(res, "exitCode", oc.exit_code);
+	else
+		cJSON_AddNullToObject(res, "exitCode");
+	if (oc.signal != NULL)
+		cJSON_AddStringToObject(res, "signal", oc.signal);
+	else
+		cJSON_AddNullToObject(res, "signal");
+	sb->out.buf[sb->out.len] = '\0';
+	sb->err.buf[sb->err.len] = '\0';
+	/* Output is bytes; JSON wants text: NULs and invalid UTF-8 become
+	 * U+FFFD, counted in "replaced" (docs/runtime.md). */
+	size_t rep_out = 0, rep_err = 0;
+	char *t_out = utf8_sanitize(sb->out.buf, sb->out.len, &rep_out);
+	char *t_err = utf8_sanitize(sb->err.buf, sb->err.len, &rep_err);
+	cJSON_AddStringToObject(res, "stdout", t_out ? t_out : "");
+	cJSON_AddStringToObject(res, "stderr", t_err ? t_err : "");
+	free(t_out);
+	free(t_err);
+	cJSON *tr = cJSON_AddObjectToObject(res, "truncated");
+	cJSON_AddBoolToObject(tr, "stdout", sb->out.truncated);
+	cJSON_AddBoolToObject(tr, "stderr", sb->err.truncated);
+	cJSON *rp = cJSON_AddObjectToObject(res, "replaced");
+	cJSON_AddNumberToObject(rp, "stdout", (double)rep_out);
+	cJSON_AddNumberToObject(rp, "stderr", (double)rep_err);
+	if (result != NULL)
+		cJSON_AddItemToObject(res, "result", result);
+	else
+		cJSON_AddNullToObject(res, "result");
+	if (rr < 0 || rerr[0])
+		cJSON_AddStringToObject(res, "resultError", rerr);
+	else
+		cJSON_AddNullToObject(res, "resultError");
+	cJSON_AddNumberToObject(res, "durationMs", (double)sb->so.duration_ms);
+	cJSON *arts = outputs_artifacts_json(&rep);
+	if (arts != NULL && out_dir >= 0 && o != NULL && o->inline_max > 0)
+		artifacts_inline(arts, out_dir, o->inline_max);
+	cJSON_AddItemToObject(res, "artifacts", arts);
+	cJSON_AddItemToObject(res, "violations", outputs_violations_json(&rep));
+	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(sb->bridge));
+	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(sb->bridge));
+	cJSON *u = cJSON_AddObjectToObject(res, "usage");
+	const struct rusage *ru = &sb->so.ru;
+	cJSON_AddNumberToObject(u, "cpuMs", (double)(ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
+						     ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000));
+	cJSON_AddNumberToObject(u, "maxRssKiB", (double)ru->ru_maxrss);
+	if (sb->have_usage && sb->usage.mem_peak)
+		cJSON_AddNumberToObject(u, "memoryPeakBytes", (double)sb->usage.mem_peak);
+	cJSON_AddNumberToObject(u, "workspaceDeltaBytes",
+				(double)(sb->so.ws_peak > sb->so.ws_baseline ? sb->so.ws_peak - sb->so.ws_baseline : 0));
+	cJSON_AddNumberToObject(u, "workspaceEntries",
+				(double)(sb->so.ws_inodes_peak > sb->so.ws_inodes_baseline
+						 ? sb->so.ws_inodes_peak - sb->so.ws_inodes_baseline
+						 : 0));
+	cJSON_AddItemToObject(res, "enforcement", enforcement_json(sb));
+	if (oc.error_code != NULL)
+		cJSON_AddItemToObject(res, "error", error_json(oc.error_code, oc.error_message, NULL));
+	else
+		cJSON_AddNullToObject(res, "error");
+	if (out_dir >= 0)
+		close(out_dir);
+	outputs_report_free(&rep);
+	return oc.exit_code_run;
+}
+
+/* A kept run directory gets copies of out/ and logs/executor/ (the
+ * workspace itself goes with the sandbox): plain files and directories
+ * only, owned by the supervisor; work/ is the program's scratch and is not
+ * kept.  What was skipped is noted in supervisor.log. */
+static void rundir_keep(struct sandbox *sb)
+{
+	static const char *const parts[] = { "out", "logs/executor" };
+	char err[512];
+	size_t used = 0;
+
+	if (sb->ws.fd[WS_WORKSPACE] < 0)
+		return;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		unsigned skipped = 0;
+		int dst = -1, rc = -1;
+
+		if (mkdirat(sb->dir_fd, parts[i], 0700) == 0 &&
+		    (dst = openat(sb->dir_fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			rc = ws_copy_tree(&sb->ws, parts[i], dst, 32, &skipped, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "%s", strerror(errno));
+		if (dst >= 0)
+			close(dst);
+		if ((rc != 0 || skipped) && used < sizeof(sb->kept_note))
+			used += (size_t)snprintf(sb->kept_note + used, sizeof(sb->kept_note) - used,
+						 "%skept %s/: %s, %u links, special files or deep entries skipped",
+						 used ? "; " : "", parts[i], rc == 0 ? "copied" : err, skipped);
+	}
+}
+
+/* logs/supervisor.log: what the supervisor decided and why, for an
+ * operator reading a kept run directory (the result has the evidence). */
+static void rundir_log(struct sandbox *sb, int rc)
+{
+	int fd = openat(sb->dir_fd, "logs/supervisor.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fprintf(f, "execution %s app %s\n", sb->id, sb->pol && sb->pol->meta.app ? sb->pol->meta.app : "?");
+	fprintf(f, "caller %s, executor uid %u gid %u -> host %u/%u\n", sb->h->rootless ? "rootless" : "root",
+		sb->pol ? sb->pol->exec.uid : 0, sb->pol ? sb->pol->exec.gid : 0, (unsigned)sb->host_uid,
+		(unsigned)sb->host_gid);
+	if (sb->cg_made)
+		fprintf(f, "cgroups: memory %s, pids %s%s%s\n", cgroup_kind_name(sb->cg.mem_kind),
+			cgroup_kind_name(sb->cg.pids_kind), sb->cg.note[0] ? "; " : "", sb->cg.note);
+	if (sb->failed)
+		fprintf(f, "harness error at %s: %s\n", sb->stage, sb->msg);
+	if (sb->kept_note[0])
+		fprintf(f, "%s\n", sb->kept_note);
+	fprintf(f, "exit %d\n", rc);
+	fclose(f);
+}
+
+cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, int *exit_code)
+{
+	cJSON *res = cJSON_CreateObject();
+	char *text;
+
+	if (res == NULL)
+		return NULL;
+	/* A sandbox reduced before it ran to its end (a caller gave up)
+	 * never reports a half-run as a result. */
+	if (!sb->failed && sb->state != SB_WAITED)
+		sb_fail(sb, "start", "the sandbox was not run");
+	*exit_code = result_build(sb, res, o);
+	if (sb->dir_fd >= 0) {
+		rundir_keep(sb);
+		text = cJSON_PrintUnformatted(res);
+		if (text != NULL)
+			rundir_write(sb, "result.json", text, strlen(text));
+		free(text);
+		rundir_log(sb, *exit_code);
+	}
+	return res;
+}
+
+/* ---- destroy -------------------------------------------------------------- */
+
+void sandbox_destroy(struct sandbox *sb)
+{
+	char err[512];
+
+	if (sb == NULL)
+		return;
+	/* Reverse order of prepare.  Nothing survives a sandbox: processes
+	 * (the pid namespace dies with its pid 1; the cgroup is emptied
+	 * again to be sure), tools, cgroups, the private filesystems. */
+	child_kill(sb);
+	bridge_stop(sb->bridge);
+	if (sb->cg_made)
+		cgroup_destroy(&sb->cg, err, sizeof(err));
+	ws_close(&sb->ws);
+	/* Last: every process and file of the executor's ids is gone now. */
+	hostid_release(&sb->leases[1]);
+	hostid_release(&sb->leases[0]);
+	bridge_free(sb->bridge);
+	for (int *fd = (int[]){ sb->listen_fd, sb->audit_fd, sb->dir_fd, sb->pidfd, sb->fd_errpipe, sb->fd_sync,
+				 sb->fd_start, sb->out.fd, sb->err.fd, -2 };
+	     *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	free(sb->out.buf);
+	free(sb->err.buf);
+	free(sb->loader);
+	cJSON_Delete(sb->context);
+	free(sb->agent);
+	free(sb->run_dir_arg);
+	free(sb);
+}

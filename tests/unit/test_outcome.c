@@ -1,0 +1,115 @@
+/*
+ * test_outcome.c - the classification of an ended run (runtime/outcome.h):
+ * every branch, and the order in which the supervisor's own verdicts win
+ * over the program's exit.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <signal.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "runtime/outcome.h"
+
+#define EXITED(c) (((c) & 0xff) << 8)
+#define KILLED(s) ((s) & 0x7f)
+
+static struct outcome run(enum sup_end end, int wstatus, int oom, size_t nviol)
+{
+	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated" };
+	struct outcome o;
+
+	outcome_classify(&in, &o);
+	return o;
+}
+
+static void test_succeeded(void **state)
+{
+	struct outcome o = run(SUP_EXITED, EXITED(0), 0, 0);
+
+	(void)state;
+	assert_string_equal(o.status, "succeeded");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_OK);
+	assert_true(o.has_exit_code);
+	assert_int_equal(o.exit_code, 0);
+	assert_null(o.signal);
+	assert_null(o.error_code);
+}
+
+static void test_program_failed(void **state)
+{
+	struct outcome o = run(SUP_EXITED, EXITED(3), 0, 0);
+
+	(void)state;
+	assert_string_equal(o.status, "failed");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
+	assert_int_equal(o.exit_code, 3);
+	assert_string_equal(o.error_code, "program_failed");
+	assert_non_null(strstr(o.error_message, "non-zero"));
+}
+
+static void test_killed_by_signal(void **state)
+{
+	struct outcome o = run(SUP_EXITED, KILLED(SIGSEGV), 0, 0);
+
+	(void)state;
+	assert_string_equal(o.status, "failed");
+	assert_false(o.has_exit_code);
+	assert_string_equal(o.signal, "SEGV");
+	assert_non_null(strstr(o.error_message, "signal"));
+}
+
+static void test_output_contract(void **state)
+{
+	struct outcome o = run(SUP_EXITED, EXITED(0), 0, 2);
+
+	(void)state;
+	assert_string_equal(o.status, "failed");
+	assert_string_equal(o.error_code, "output_contract");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
+}
+
+/* The OOM kill wins over the exit it caused and over the outputs. */
+static void test_oom(void **state)
+{
+	struct outcome o = run(SUP_EXITED, KILLED(SIGKILL), 1, 1);
+
+	(void)state;
+	assert_string_equal(o.status, "limit_exceeded");
+	assert_string_equal(o.error_code, "memory_limit");
+	assert_string_equal(o.signal, "KILL");
+}
+
+/* The supervisor's verdicts win over everything the program did: its
+ * SIGKILL exit is the supervisor's doing. */
+static void test_supervisor_verdicts_win(void **state)
+{
+	struct outcome o = run(SUP_TIMED_OUT, KILLED(SIGKILL), 1, 3);
+
+	(void)state;
+	assert_string_equal(o.status, "timed_out");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_TIMEOUT);
+	assert_string_equal(o.error_code, "timeout");
+	o = run(SUP_CANCELLED, KILLED(SIGKILL), 1, 0);
+	assert_string_equal(o.status, "cancelled");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_CANCELLED);
+	assert_string_equal(o.error_message, "Terminated");
+	o = run(SUP_WS_BREACH, KILLED(SIGKILL), 0, 0);
+	assert_string_equal(o.status, "limit_exceeded");
+	assert_string_equal(o.error_code, "workspace_limit");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_succeeded),	   cmocka_unit_test(test_program_failed),
+		cmocka_unit_test(test_killed_by_signal),   cmocka_unit_test(test_output_contract),
+		cmocka_unit_test(test_oom),		   cmocka_unit_test(test_supervisor_verdicts_win),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
