@@ -134,6 +134,41 @@ assert r["truncated"] == {"stdout": False, "stderr": False}, r["truncated"]
 PYEOF
 	pass "$mode: NUL and invalid UTF-8 in the output: the result is strict UTF-8 JSON, nothing after a NUL lost"
 
+	# The program ends without the interpreter's finalization (issue 13):
+	# what a program relies on at exit still holds.  A non-daemon thread
+	# is joined, atexit handlers run, an open file's buffer reaches its
+	# file, std streams are flushed, and the exit status is Python's.
+	cat >"$T/atexit.py" <<'PYEOF'
+import atexit, os, sys, threading, time
+f = open('/workspace/out/unflushed.txt', 'w'); f.write('buffered')
+g = open('/workspace/out/bin.dat', 'wb'); g.write(b'\x01' * 10)
+atexit.register(lambda: open('/workspace/out/atexit.txt', 'w').write('ran'))
+def slow():
+    time.sleep(0.2); open('/workspace/out/thread.txt', 'w').write('joined')
+threading.Thread(target=slow).start()
+sys.stdout.write('no newline'); sys.stderr.write('err no newline')
+sys.exit(3)
+PYEOF
+	chmod 644 "$T/atexit.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/atexit.py" --run-dir "$TMPDIR_RUN/ae"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["exitCode"], r["stdout"], r["stderr"]')" = "(3, 'no newline', 'err no newline')" ] ||
+		die "$mode: exit status or std streams at exit: $(cat "$_out")"
+	for f in unflushed.txt:buffered atexit.txt:ran thread.txt:joined; do
+		[ "$(cat "$TMPDIR_RUN/ae/out/${f%%:*}")" = "${f#*:}" ] || die "$mode: at exit: out/${f%%:*} is not ${f#*:}"
+	done
+	[ "$(wc -c <"$TMPDIR_RUN/ae/out/bin.dat")" = 10 ] || die "$mode: at exit: a binary file's buffer was lost"
+	printf 'raise ValueError("boom")\n' >"$T/raise.py"; printf 'import sys\nsys.exit("bye")\n' >"$T/exitmsg.py"
+	chmod 644 "$T/raise.py" "$T/exitmsg.py"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/raise.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["exitCode"], r["stderr"].endswith("ValueError: boom\n"), "user_code.py\", line 1" in r["stderr"]')" = \
+		"(1, True, True)" ] || die "$mode: an uncaught exception at exit: $(cat "$_out")"
+	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/exitmsg.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["exitCode"], r["stderr"]')" = "(1, 'bye\n')" ] || die "$mode: sys.exit(str): $(cat "$_out")"
+	pass "$mode: at exit: threads joined, atexit run, file buffers written, streams flushed, Python's exit status"
+
 	# 3. Harness lane: status error, exit 125, and the stage.
 	printf 'not a blob' >"$T/bad.cpol"; chmod 644 "$T/bad.cpol"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/bad.cpol" --code "$T/fail.py"
