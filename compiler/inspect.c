@@ -159,7 +159,7 @@ static cJSON *json_limits(const struct cpol_limits *l)
 static cJSON *json_executor(const struct cpol_policy *p)
 {
 	const struct cpol_executor *e = &p->exec;
-	cJSON *o = cJSON_CreateObject(), *req = cJSON_CreateArray(), *sc = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *req = cJSON_CreateArray(), *sc = cJSON_CreateObject(), *pre;
 
 	cJSON_AddStringToObject(o, "interpreter", e->interpreter);
 	cJSON_AddNumberToObject(o, "uid", e->uid);
@@ -174,6 +174,9 @@ static cJSON *json_executor(const struct cpol_policy *p)
 	cJSON_AddStringToObject(sc, "profile", e->seccomp_profile);
 	cJSON_AddStringToObject(sc, "extra", e->seccomp_extra);
 	cJSON_AddItemToObject(o, "seccomp", sc);
+	pre = cJSON_AddArrayToObject(o, "preload");
+	for (uint32_t i = 0; pre != NULL && i < e->npreload; i++)
+		cJSON_AddItemToArray(pre, cJSON_CreateString(e->preload[i]));
 	return o;
 }
 
@@ -420,6 +423,10 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		(e->flags & CPOL_EXE_F_LANDLOCK) ? "on" : "off");
 	fprintf(f, "  require%s%s%s\n", e->require ? "" : " -", (e->require & CPOL_LAYER_LANDLOCK) ? " landlock" : "",
 		(e->require & CPOL_LAYER_CGROUP) ? " cgroup" : "");
+	fprintf(f, "  preload%s", e->npreload ? "" : " -");
+	for (i = 0; i < e->npreload; i++)
+		fprintf(f, " %s", e->preload[i]);
+	fputc('\n', f);
 
 	fprintf(f, "\nenv: %u\n", p->nenv);
 	for (i = 0; i < p->nenv; i++)
