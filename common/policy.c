@@ -78,6 +78,34 @@ const char *policy_section_name(uint32_t id)
 	return id <= CPOL_SEC_COUNT ? names[id] : "?";
 }
 
+static int policy_ident_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+int policy_module_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	int at_start = 1; /* the next byte begins a component */
+
+	if (n == 0 || n > CPOL_PRELOAD_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (at_start) {
+			if (!policy_ident_start(c))
+				return 0;
+			at_start = 0;
+		} else if (c == '.') {
+			at_start = 1;
+		} else if (!policy_ident_start(c) && !(c >= '0' && c <= '9')) {
+			return 0;
+		}
+	}
+	return !at_start; /* no trailing '.' */
+}
+
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
 {
 	uint32_t lo = 0, hi = p->ntools;

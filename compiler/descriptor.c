@@ -37,8 +37,8 @@ static const char *const runtime_keys[] = { "mode",
 					    "pids",
 					    "open_files",
 					    NULL };
-static const char *const executor_keys[] = { "interpreter", "uid",     "gid",      "network", "env",
-					     "mounts",      "seccomp", "landlock", "require", NULL };
+static const char *const executor_keys[] = { "interpreter", "uid",      "gid",     "network", "env",    "mounts",
+					     "seccomp",     "landlock", "require", "preload", NULL };
 static const char *const mount_keys[] = { "source", "target", "type", "rw", "size", NULL };
 static const char *const seccomp_keys[] = { "profile", "extra", NULL };
 static const char *const output_keys[] = { "path", "max_bytes", "required", NULL };
@@ -432,6 +432,69 @@ static int require_load(struct schema_ctx *c, const struct ynode *n, struct cpol
 	return rc;
 }
 
+/*
+ * executor.preload: modules the waiting interpreter imports before the
+ * program arrives.  Kept in the descriptor's order (imports can depend on
+ * order); each name is held to the loader's rule (policy_module_name_ok), so
+ * nothing the compiler writes is refused at run time.
+ */
+static int preload_load(struct schema_ctx *c, const struct ynode *n, struct cpol_policy *p)
+{
+	struct cpol_executor *e = &p->exec;
+	const struct ynode **where = NULL;
+	char path[SCHEMA_PATH_MAX];
+	size_t i;
+	int rc = 0;
+
+	if (schema_seq(c, n, "execution.executor.preload") != 0)
+		return -1;
+	if (n->n > CPOL_MAX_PRELOAD) {
+		schema_error(c, n, "execution.executor.preload: too many modules (%zu; the limit is %u)", n->n,
+			     CPOL_MAX_PRELOAD);
+		return -1;
+	}
+	if (n->n == 0)
+		return 0;
+	e->preload = arena_calloc(&p->arena, n->n, sizeof(*e->preload));
+	where = calloc(n->n, sizeof(*where));
+	if (e->preload == NULL || where == NULL) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *v = n->vals[i];
+		const char *name = NULL;
+		uint32_t j;
+
+		PATH(path, "execution.executor.preload[%zu]", i);
+		if (schema_string(c, v, path, 1, CPOL_PRELOAD_NAME_MAX, &name) != 0) {
+			rc = -1;
+			continue;
+		}
+		if (!policy_module_name_ok(name)) {
+			schema_error(c, v,
+				     "%s: '%s' is not a module name (identifiers of letters, digits and '_', "
+				     "not starting with a digit, joined by '.', as in numpy or xml.etree)",
+				     path, name);
+			rc = -1;
+			continue;
+		}
+		for (j = 0; j < e->npreload && strcmp(e->preload[j], name) != 0; j++)
+			;
+		if (j < e->npreload) {
+			schema_error(c, v, "%s: '%s' is listed twice", path, name);
+			schema_note(c, c->f, where[j], "first listed here");
+			rc = -1;
+			continue;
+		}
+		where[e->npreload] = v;
+		e->preload[e->npreload++] = name;
+	}
+out:
+	free(where);
+	return rc;
+}
+
 static int executor_load(struct schema_ctx *c, const struct ynode *ex, struct cpol_policy *p)
 {
 	struct cpol_executor *e = &p->exec;
@@ -491,6 +554,8 @@ static int executor_load(struct schema_ctx *c, const struct ynode *ex, struct cp
 		rc = -1;
 	e->flags = landlock ? CPOL_EXE_F_LANDLOCK : 0;
 	if ((v = ymap_get(ex, "require")) != NULL && require_load(c, v, e, &landlock_req) != 0)
+		rc = -1;
+	if ((v = ymap_get(ex, "preload")) != NULL && preload_load(c, v, p) != 0)
 		rc = -1;
 	if (landlock_req != NULL && !landlock) {
 		schema_error(c, landlock_req, "execution.executor.require: landlock is required but "

@@ -306,6 +306,25 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 	return 0;
 }
 
+/* The preload list is an ordinary string run whose place is implied: the
+ * executor is the first record of the walk to write a string list, so its
+ * run starts STRLIST, and the record keeps only the count (in the word
+ * that was reserved in 3.0). */
+static int emit_preload(struct emit_ctx *c, uint8_t *rec, const struct cpol_executor *e)
+{
+	struct cpol_strs l = { e->preload, e->npreload };
+	uint8_t ref[8] = { 0 };
+
+	if (e->npreload == 0)
+		return 0;
+	if (c->count[CPOL_SEC_STRLIST] != 0)
+		return emit_fail(c, "executor.preload", "The preload list must be the first string list written.");
+	if (emit_strs(c, ref, 0, &l) < 0)
+		return -1;
+	emit_put_u32(rec + CPOL_EXE_PRELOAD, e->npreload);
+	return 0;
+}
+
 static int emit_executor(struct emit_ctx *c, const struct cpol_executor *e)
 {
 	uint8_t *r;
@@ -318,7 +337,8 @@ static int emit_executor(struct emit_ctx *c, const struct cpol_executor *e)
 	emit_put_u32(r + CPOL_EXE_NETWORK, e->network);
 	emit_put_u32(r + CPOL_EXE_FLAGS, e->flags);
 	emit_put_u32(r + CPOL_EXE_REQUIRE, e->require);
-	if (emit_str(c, r, CPOL_EXE_SECCOMP_PROFILE, e->seccomp_profile) < 0 ||
+	if (emit_preload(c, r, e) < 0 ||
+	    emit_str(c, r, CPOL_EXE_SECCOMP_PROFILE, e->seccomp_profile) < 0 ||
 	    emit_str(c, r, CPOL_EXE_SECCOMP_EXTRA, e->seccomp_extra) < 0)
 		return -1;
 	return 0;
@@ -574,6 +594,7 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	uint64_t offs[CPOL_SEC_COUNT + 1];
 	uint8_t *blob = NULL;
 	size_t total = CPOL_TABLE_END;
+	uint16_t minor;
 	int rc = -1;
 
 	memset(&c, 0, sizeof(c));
@@ -605,7 +626,10 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 
 	memcpy(blob + CPOL_HDR_MAGIC, CPOL_MAGIC, CPOL_MAGIC_LEN);
 	emit_put_u16(blob + CPOL_HDR_MAJOR, CPOL_VERSION_MAJOR);
-	emit_put_u16(blob + CPOL_HDR_MINOR, CPOL_VERSION_MINOR);
+	/* The oldest minor that holds this policy (cpol.h): without preloads
+	 * the blob is exactly what a 3.0 writer made. */
+	minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
+	emit_put_u16(blob + CPOL_HDR_MINOR, minor);
 	/* A policy that names no arch targets the only one the format has. */
 	if (p->arch == 0)
 		p->arch = CPOL_ARCH_X86_64;
@@ -628,7 +652,7 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	blob_hash(blob, offs[CPOL_SEC_SIGNATURE], p->sha256);
 	memcpy(blob + CPOL_HDR_SHA256, p->sha256, sizeof(p->sha256));
 	p->major = CPOL_VERSION_MAJOR;
-	p->minor = CPOL_VERSION_MINOR;
+	p->minor = minor;
 
 	*out = blob;
 	*outlen = total;

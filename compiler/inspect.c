@@ -15,6 +15,7 @@
 
 #include "compiler/bpf_disasm.h"
 #include "compiler/inspect.h"
+#include "runtime/client/policy_json.h"
 #include "compiler/units.h"
 #include "runtime/constraint_eval.h"
 #include "cordon/keys.h"
@@ -36,82 +37,6 @@ static const char *arch_name(uint32_t arch)
 
 /* --- JSON --------------------------------------------------------------- */
 
-cJSON *inspect_json_u64(uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return cJSON_CreateRaw(buf);
-}
-
-cJSON *inspect_json_i64(int64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	return cJSON_CreateRaw(buf);
-}
-
-static cJSON *json_strs(const struct cpol_strs *s)
-{
-	cJSON *a = cJSON_CreateArray();
-	uint32_t i;
-
-	for (i = 0; a != NULL && i < s->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(s->v[i]));
-	return a;
-}
-
-cJSON *inspect_json_params(const struct cpol_policy *p, struct cpol_range r, inspect_param_hook hook)
-{
-	cJSON *o = cJSON_CreateObject();
-	uint32_t i;
-
-	for (i = 0; o != NULL && i < r.count; i++) {
-		const struct cpol_param *c = &p->params[r.first + i];
-
-		cJSON_AddItemToObject(o, c->name, inspect_json_param(p, c, hook));
-	}
-	return o;
-}
-
-/* Recursion depth is bounded by the loader's nesting limit. */
-cJSON *inspect_json_param(const struct cpol_policy *p, const struct cpol_param *prm, inspect_param_hook hook)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (o == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "type", policy_type_name(prm->type));
-	cJSON_AddBoolToObject(o, "required", (prm->flags & CPOL_PRM_F_REQUIRED) != 0);
-	if (prm->flags & CPOL_PRM_F_MIN_LENGTH)
-		cJSON_AddItemToObject(o, "minLength", inspect_json_u64(prm->min_length));
-	if (prm->flags & CPOL_PRM_F_MAX_LENGTH)
-		cJSON_AddItemToObject(o, "maxLength", inspect_json_u64(prm->max_length));
-	if (prm->enums.n > 0)
-		cJSON_AddItemToObject(o, "enum", json_strs(&prm->enums));
-	if (prm->type == CPOL_T_INTEGER) {
-		if (prm->flags & CPOL_PRM_F_MIN)
-			cJSON_AddItemToObject(o, "min", inspect_json_i64(prm->imin));
-		if (prm->flags & CPOL_PRM_F_MAX)
-			cJSON_AddItemToObject(o, "max", inspect_json_i64(prm->imax));
-	} else if (prm->type == CPOL_T_NUMBER) {
-		if (prm->flags & CPOL_PRM_F_MIN)
-			cJSON_AddNumberToObject(o, "min", prm->fmin);
-		if (prm->flags & CPOL_PRM_F_MAX)
-			cJSON_AddNumberToObject(o, "max", prm->fmax);
-	}
-	if (prm->flags & CPOL_PRM_F_MAX_ITEMS)
-		cJSON_AddItemToObject(o, "maxItems", inspect_json_u64(prm->max_items));
-	if (prm->type == CPOL_T_ARRAY && prm->items != CPOL_NONE)
-		cJSON_AddItemToObject(o, "items", inspect_json_param(p, &p->params[prm->items], hook));
-	if (prm->type == CPOL_T_OBJECT)
-		cJSON_AddItemToObject(o, "properties", inspect_json_params(p, prm->props, hook));
-	if (hook != NULL)
-		hook(o, p, prm);
-	return o;
-}
-
 static cJSON *json_sections(const uint8_t *buf)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -124,8 +49,8 @@ static cJSON *json_sections(const uint8_t *buf)
 
 		cJSON_AddNumberToObject(s, "id", id);
 		cJSON_AddStringToObject(s, "name", policy_section_name(id));
-		cJSON_AddItemToObject(s, "offset", inspect_json_u64(rd64(e + CPOL_SEC_ENT_OFFSET)));
-		cJSON_AddItemToObject(s, "size", inspect_json_u64(rd64(e + CPOL_SEC_ENT_SIZE)));
+		cJSON_AddItemToObject(s, "offset", policy_json_u64(rd64(e + CPOL_SEC_ENT_OFFSET)));
+		cJSON_AddItemToObject(s, "size", policy_json_u64(rd64(e + CPOL_SEC_ENT_SIZE)));
 		cJSON_AddNumberToObject(s, "count", rd32(e + CPOL_SEC_ENT_COUNT));
 		cJSON_AddItemToArray(a, s);
 	}
@@ -137,20 +62,20 @@ static cJSON *json_limits(const struct cpol_limits *l)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "mode", policy_mode_name(l->mode));
-	cJSON_AddItemToObject(o, "timeoutMs", inspect_json_u64(l->timeout_ms));
-	cJSON_AddItemToObject(o, "maxFileBytes", inspect_json_u64(l->max_file_bytes));
-	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", inspect_json_u64(l->ws_delta_bytes));
+	cJSON_AddItemToObject(o, "timeoutMs", policy_json_u64(l->timeout_ms));
+	cJSON_AddItemToObject(o, "maxFileBytes", policy_json_u64(l->max_file_bytes));
+	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", policy_json_u64(l->ws_delta_bytes));
 	if (l->ws_max_bytes != 0)
-		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", inspect_json_u64(l->ws_max_bytes));
+		cJSON_AddItemToObject(o, "maxExecWorkspaceBytes", policy_json_u64(l->ws_max_bytes));
 	else
 		cJSON_AddNullToObject(o, "maxExecWorkspaceBytes");
 	cJSON_AddNumberToObject(o, "maxExecWorkspaceEntries", l->ws_entries);
-	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", inspect_json_u64(l->monitor_ms));
-	cJSON_AddItemToObject(o, "maxOutputBytes", inspect_json_u64(l->max_output_bytes));
-	cJSON_AddItemToObject(o, "maxResultBytes", inspect_json_u64(l->max_result_bytes));
-	cJSON_AddItemToObject(o, "maxCodeBytes", inspect_json_u64(l->max_code_bytes));
-	cJSON_AddItemToObject(o, "maxToolRequestBytes", inspect_json_u64(l->max_tool_request_bytes));
-	cJSON_AddItemToObject(o, "memoryBytes", inspect_json_u64(l->memory_bytes));
+	cJSON_AddItemToObject(o, "workspaceMonitorIntervalMs", policy_json_u64(l->monitor_ms));
+	cJSON_AddItemToObject(o, "maxOutputBytes", policy_json_u64(l->max_output_bytes));
+	cJSON_AddItemToObject(o, "maxResultBytes", policy_json_u64(l->max_result_bytes));
+	cJSON_AddItemToObject(o, "maxCodeBytes", policy_json_u64(l->max_code_bytes));
+	cJSON_AddItemToObject(o, "maxToolRequestBytes", policy_json_u64(l->max_tool_request_bytes));
+	cJSON_AddItemToObject(o, "memoryBytes", policy_json_u64(l->memory_bytes));
 	cJSON_AddNumberToObject(o, "pids", l->pids);
 	cJSON_AddNumberToObject(o, "openFiles", l->open_files);
 	return o;
@@ -159,6 +84,7 @@ static cJSON *json_limits(const struct cpol_limits *l)
 static cJSON *json_executor(const struct cpol_policy *p)
 {
 	const struct cpol_executor *e = &p->exec;
+	const struct cpol_strs pre = { e->preload, e->npreload };
 	cJSON *o = cJSON_CreateObject(), *req = cJSON_CreateArray(), *sc = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "interpreter", e->interpreter);
@@ -174,6 +100,7 @@ static cJSON *json_executor(const struct cpol_policy *p)
 	cJSON_AddStringToObject(sc, "profile", e->seccomp_profile);
 	cJSON_AddStringToObject(sc, "extra", e->seccomp_extra);
 	cJSON_AddItemToObject(o, "seccomp", sc);
+	cJSON_AddItemToObject(o, "preload", policy_json_strs(&pre));
 	return o;
 }
 
@@ -200,7 +127,7 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 	cJSON_AddStringToObject(o, "description", t->description);
 	cJSON_AddBoolToObject(o, "sideEffect", (t->flags & CPOL_TOOL_F_SIDE_EFFECT) != 0);
 	cJSON_AddBoolToObject(o, "replay", (t->flags & CPOL_TOOL_F_REPLAY) != 0);
-	cJSON_AddItemToObject(o, "timeoutMs", inspect_json_u64(t->timeout_ms));
+	cJSON_AddItemToObject(o, "timeoutMs", policy_json_u64(t->timeout_ms));
 	if (t->max_calls != 0)
 		cJSON_AddNumberToObject(o, "maxCalls", t->max_calls);
 	else
@@ -210,12 +137,12 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 	else
 		cJSON_AddNullToObject(o, "maxCallsPerDay");
 	cJSON_AddItemToObject(o, "runAs", json_run_as(t));
-	cJSON_AddItemToObject(o, "memoryBytes", inspect_json_u64(t->memory_bytes));
+	cJSON_AddItemToObject(o, "memoryBytes", policy_json_u64(t->memory_bytes));
 	cJSON_AddNumberToObject(o, "pids", t->pids);
-	cJSON_AddItemToObject(o, "exec", json_strs(&t->exec));
-	cJSON_AddItemToObject(o, "envFrom", json_strs(&t->env_from));
-	cJSON_AddItemToObject(o, "roles", json_strs(&t->roles));
-	cJSON_AddItemToObject(o, "params", inspect_json_params(p, t->params, NULL));
+	cJSON_AddItemToObject(o, "exec", policy_json_strs(&t->exec));
+	cJSON_AddItemToObject(o, "envFrom", policy_json_strs(&t->env_from));
+	cJSON_AddItemToObject(o, "roles", policy_json_strs(&t->roles));
+	cJSON_AddItemToObject(o, "params", policy_json_params(p, t->params, NULL));
 	cJSON_AddNumberToObject(o, "constraints", constraint_count(p, (uint32_t)(t - p->tools)));
 	cJSON_AddNumberToObject(o, "constraintInstructions", t->constraints.count);
 	return o;
@@ -234,7 +161,7 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 	cJSON_AddNumberToObject(fmt, "major", p->major);
 	cJSON_AddNumberToObject(fmt, "minor", p->minor);
 	cJSON_AddStringToObject(fmt, "arch", arch_name(p->arch));
-	cJSON_AddItemToObject(fmt, "size", inspect_json_u64(len));
+	cJSON_AddItemToObject(fmt, "size", policy_json_u64(len));
 	sodium_bin2hex(hex, sizeof(hex), p->sha256, 32);
 	cJSON_AddStringToObject(fmt, "sha256", hex);
 	cJSON_AddItemToObject(root, "sections", json_sections(buf));
@@ -261,7 +188,7 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 		cJSON_AddStringToObject(mo, "target", m->target);
 		cJSON_AddBoolToObject(mo, "rw", (m->flags & CPOL_MNT_F_RW) != 0);
 		if (m->type == CPOL_MOUNT_TMPFS)
-			cJSON_AddItemToObject(mo, "sizeBytes", inspect_json_u64(m->size));
+			cJSON_AddItemToObject(mo, "sizeBytes", policy_json_u64(m->size));
 		cJSON_AddItemToArray(arr, mo);
 	}
 
@@ -274,7 +201,7 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].code));
 		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].jt));
 		cJSON_AddItemToArray(ins, cJSON_CreateNumber(p->seccomp[i].jf));
-		cJSON_AddItemToArray(ins, inspect_json_u64(p->seccomp[i].k));
+		cJSON_AddItemToArray(ins, policy_json_u64(p->seccomp[i].k));
 		cJSON_AddItemToArray(arr, ins);
 	}
 
@@ -296,7 +223,7 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 		cJSON *oo = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(oo, "path", p->outputs[i].path);
-		cJSON_AddItemToObject(oo, "maxBytes", inspect_json_u64(p->outputs[i].max_bytes));
+		cJSON_AddItemToObject(oo, "maxBytes", policy_json_u64(p->outputs[i].max_bytes));
 		cJSON_AddBoolToObject(oo, "required", (p->outputs[i].flags & CPOL_OUT_F_REQUIRED) != 0);
 		cJSON_AddItemToArray(arr, oo);
 	}
@@ -420,6 +347,10 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		(e->flags & CPOL_EXE_F_LANDLOCK) ? "on" : "off");
 	fprintf(f, "  require%s%s%s\n", e->require ? "" : " -", (e->require & CPOL_LAYER_LANDLOCK) ? " landlock" : "",
 		(e->require & CPOL_LAYER_CGROUP) ? " cgroup" : "");
+	fprintf(f, "  preload%s", e->npreload ? "" : " -");
+	for (i = 0; i < e->npreload; i++)
+		fprintf(f, " %s", e->preload[i]);
+	fputc('\n', f);
 
 	fprintf(f, "\nenv: %u\n", p->nenv);
 	for (i = 0; i < p->nenv; i++)

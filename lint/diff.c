@@ -270,6 +270,27 @@ static void cmp_id(struct diff_result *r, const char *path, uint32_t a, uint32_t
 	add(r, b == 0 ? DIFF_WIDEN : a == 0 ? DIFF_NARROW : DIFF_CHANGE, x, y, "%s", path);
 }
 
+/* Preloading changes what a warm sandbox holds in memory and how fast a
+ * program starts, not what it may reach: the same filter, mounts and
+ * landlock rules apply whatever was imported, so any change is neutral.
+ * Order counts too (one import can depend on another having run). */
+static void diff_preload(struct diff_result *r, const struct cpol_executor *a, const struct cpol_executor *b)
+{
+	struct cpol_strs x = { a->preload, a->npreload }, y = { b->preload, b->npreload };
+	char *xs, *ys;
+
+	if (strs_equal(&x, &y))
+		return;
+	xs = strs_join(&x);
+	ys = strs_join(&y);
+	if (xs == NULL || ys == NULL)
+		r->oom = 1;
+	else
+		add(r, DIFF_CHANGE, xs[0] ? xs : "(none)", ys[0] ? ys : "(none)", "executor.preload");
+	free(xs);
+	free(ys);
+}
+
 static void diff_exec(struct diff_result *r, const struct cpol_executor *a, const struct cpol_executor *b)
 {
 	static const struct {
@@ -292,6 +313,7 @@ static void diff_exec(struct diff_result *r, const struct cpol_executor *a, cons
 			    "executor.require");
 	cmp_str(r, DIFF_CHANGE, "executor.seccomp.profile", a->seccomp_profile, b->seccomp_profile);
 	cmp_str(r, DIFF_CHANGE, "executor.seccomp.extra", a->seccomp_extra, b->seccomp_extra);
+	diff_preload(r, a, b);
 }
 
 static void diff_env(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)

@@ -647,6 +647,57 @@ static int blob_read_limits(struct blob_loader *L)
 	return 0;
 }
 
+/*
+ * executor.preload: a count in the record, the names in STRLIST[0, count)
+ * (cpol.h).  A 3.0 blob has none: its word was reserved, and reading it as
+ * a count there would give one layout two meanings.  The names are the
+ * modules a waiting interpreter imports, so each is held to the compiler's
+ * rule again; an error names the entry and the offset of its reference.
+ */
+static int blob_read_preload(struct blob_loader *L, const struct blob_rec *r, struct cpol_executor *x)
+{
+	uint32_t n;
+
+	x->preload = NULL;
+	x->npreload = 0;
+	if (blob_u32(L, r, CPOL_EXE_PRELOAD, "preload", &n) < 0)
+		return -1;
+	if (L->p->minor < CPOL_MINOR_PRELOAD && n != 0)
+		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
+				 "The blob is format %u.%u, where this word is reserved and must be 0; it holds %u "
+				 "(a preload list needs format %u.%u).",
+				 L->p->major, L->p->minor, n, CPOL_VERSION_MAJOR, CPOL_MINOR_PRELOAD);
+	if (n > CPOL_MAX_PRELOAD)
+		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
+				 "The preload list names %u modules; the format allows at most %u.", n,
+				 CPOL_MAX_PRELOAD);
+	if (n > L->sec[CPOL_SEC_STRLIST].count)
+		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
+				 "The preload list of %u entries runs past the %u entries of strlist.", n,
+				 L->sec[CPOL_SEC_STRLIST].count);
+	for (uint32_t i = 0; i < n; i++) {
+		struct blob_rec e;
+		const char *name = L->strlist[i];
+
+		if (blob_rec_at(L, CPOL_SEC_STRLIST, i, &e) < 0)
+			return -1;
+		e.table = "executor.preload";
+		if (!policy_module_name_ok(name))
+			return blob_fail(L, &e, 0, "",
+					 "\"%s\" is not a module name: dotted identifiers "
+					 "([A-Za-z_][A-Za-z0-9_]* joined by '.'), at most %u bytes.",
+					 blob_quote(name).s, CPOL_PRELOAD_NAME_MAX);
+		/* n <= 32: the quadratic check costs nothing. */
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(L->strlist[j], name) == 0)
+				return blob_fail(L, &e, 0, "", "\"%s\" is listed twice (also entry %u).",
+						 blob_quote(name).s, j);
+	}
+	x->preload = n ? L->strlist : NULL;
+	x->npreload = n;
+	return 0;
+}
+
 static int blob_read_executor(struct blob_loader *L)
 {
 	struct cpol_executor *x = &L->p->exec;
@@ -672,7 +723,7 @@ static int blob_read_executor(struct blob_loader *L)
 		return blob_fail(L, &r, CPOL_EXE_REQUIRE, "require",
 				 "Required layers 0x%x include bits this format does not define.",
 				 x->require);
-	if (blob_zero32(L, &r, CPOL_EXE_RESERVED, "reserved") < 0 ||
+	if (blob_read_preload(L, &r, x) < 0 ||
 	    blob_str(L, &r, CPOL_EXE_SECCOMP_PROFILE, "seccomp_profile", &x->seccomp_profile) < 0 ||
 	    blob_str(L, &r, CPOL_EXE_SECCOMP_EXTRA, "seccomp_extra", &x->seccomp_extra) < 0)
 		return -1;

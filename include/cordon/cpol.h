@@ -37,7 +37,12 @@
  * every other major: it never guesses at a layout.  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 0
+#define CPOL_VERSION_MINOR 1
+/* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
+ * writer stamps a blob with the oldest minor that can hold it, so a policy
+ * without preloads is byte for byte a 3.0 blob and older runtimes still
+ * take it. */
+#define CPOL_MINOR_PRELOAD 1
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -131,7 +136,7 @@ enum cpol_section {
 #define CPOL_EXE_NETWORK 16    /* u32: enum cpol_network */
 #define CPOL_EXE_FLAGS 20      /* u32: CPOL_EXE_F_* */
 #define CPOL_EXE_REQUIRE 24    /* u32: CPOL_LAYER_* mask */
-#define CPOL_EXE_RESERVED 28   /* u32, zero */
+#define CPOL_EXE_PRELOAD 28    /* u32: count of the preload list, STRLIST[0, count); 3.0: zero */
 #define CPOL_EXE_SECCOMP_PROFILE 32 /* str, may be empty */
 #define CPOL_EXE_SECCOMP_EXTRA 40   /* str, may be empty */
 #define CPOL_EXECUTOR_BYTES 48
@@ -231,6 +236,13 @@ enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
 
 #define CPOL_EXE_F_LANDLOCK 0x1u
 #define CPOL_EXE_F_ALL 0x1u
+/* executor.preload: the modules the waiting interpreter imports.  The list
+ * is the first run of STRLIST (the executor is the first record of the
+ * walk to hold a string list), so the record needs only its count.  Each
+ * name is a dotted Python identifier (policy_module_name_ok()), at most
+ * CPOL_PRELOAD_NAME_MAX bytes, and no name is listed twice. */
+#define CPOL_MAX_PRELOAD 32u
+#define CPOL_PRELOAD_NAME_MAX 255u
 
 #define CPOL_LAYER_LANDLOCK 0x1u
 #define CPOL_LAYER_CGROUP 0x2u

@@ -54,8 +54,8 @@ struct cpol_executor {
 	uint32_t require; /* CPOL_LAYER_* */
 	const char *seccomp_profile; /* "" when none */
 	const char *seccomp_extra;   /* "" when none */
-	/* executor.preload: modules the waiting interpreter imports (dotted
-	 * identifiers, checked by the loader). */
+	/* Modules imported before the program arrives (executor.preload),
+	 * in the descriptor's order; NULL when npreload is 0. */
 	const char **preload;
 	uint32_t npreload;
 };
@@ -192,6 +192,11 @@ const char *policy_network_name(uint32_t net);
 const char *policy_mount_type_name(uint32_t type);
 const char *policy_run_as_name(uint32_t run_as); /* "dedicated", "supervisor", "user", "ids"; "?" */
 const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown */
+
+/* 1 when s is a name executor.preload takes: a dotted Python identifier,
+ * [A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*, of 1 to
+ * CPOL_PRELOAD_NAME_MAX bytes.  One rule for the compiler and the loader. */
+int policy_module_name_ok(const char *s);
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);

@@ -55,6 +55,12 @@ change widen "mounts[/tmp]: tmpfs 128m -> bind /srv/scratch ro"
 expect_rc 0 "$CORDONC" diff "$T/tmpbind.cpol" "$T/ro.cpol"
 change narrow "mounts[/tmp]: bind /srv/scratch ro -> tmpfs 128m"
 
+# Preloading changes memory and start-up, not reach: neutral either way.
+mk preload 's/^    uid: 1001$/    uid: 1001\n    preload: [numpy, json]/' ''
+expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/preload.cpol"
+change change "executor.preload: (none) -> numpy json"
+expect_out "1 change: 0 widening, 0 narrowing, 1 neutral"
+
 # Seccomp, judged on the filters themselves: a syscall allowed, and a
 # condition loosened to more arguments.
 cat >"$T/small.policy" <<'P'

@@ -141,6 +141,8 @@ static void build_rich(struct cpol_policy *p)
 		.seccomp_profile = "python-compute",
 		.seccomp_extra = "",
 	};
+	p->exec.preload = mk_strs(p, 2, "numpy", "xml.etree.ElementTree").v;
+	p->exec.npreload = 2;
 
 	p->nenv = 4;
 	p->env = arena_calloc(&p->arena, p->nenv, sizeof(*p->env));
@@ -309,6 +311,9 @@ static void assert_policy_equal(const struct cpol_policy *a, const struct cpol_p
 	assert_int_equal(a->exec.require, b->exec.require);
 	assert_string_equal(nz(a->exec.seccomp_profile), nz(b->exec.seccomp_profile));
 	assert_string_equal(nz(a->exec.seccomp_extra), nz(b->exec.seccomp_extra));
+	assert_int_equal(a->exec.npreload, b->exec.npreload);
+	for (uint32_t i = 0; i < a->exec.npreload; i++)
+		assert_string_equal(a->exec.preload[i], b->exec.preload[i]);
 
 	assert_int_equal(a->nenv, b->nenv);
 	for (uint32_t i = 0; i < a->nenv; i++) {
@@ -509,6 +514,42 @@ out:
 	return why;
 }
 
+/* A preload name, checked here by a regular expression's hand, apart from
+ * policy_module_name_ok(): letters, digits, '_' and '.', no digit or '.'
+ * after a '.' or at the start, no '.' at the end. */
+static int preload_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CPOL_PRELOAD_NAME_MAX || s[n - 1] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int first = i == 0 || s[i - 1] == '.';
+		char c = s[i];
+
+		if (c == '.' ? first : !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					(!first && c >= '0' && c <= '9')))
+			return 0;
+	}
+	return 1;
+}
+
+static const char *check_preload(const struct cpol_policy *p)
+{
+	const struct cpol_executor *e = &p->exec;
+
+	if (e->npreload > CPOL_MAX_PRELOAD || (e->npreload && (e->preload == NULL || p->minor < 1)))
+		return "preload count";
+	for (uint32_t i = 0; i < e->npreload; i++) {
+		if (!str_ok(e->preload[i]) || !preload_name_ok(e->preload[i]))
+			return "preload name";
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(e->preload[i], e->preload[j]) == 0)
+				return "preload duplicate";
+	}
+	return NULL;
+}
+
 static const char *check_invariants(const struct cpol_policy *p)
 {
 	const struct cpol_limits *l = &p->limits;
@@ -525,6 +566,8 @@ static const char *check_invariants(const struct cpol_policy *p)
 		return "zero limit";
 	if (l->ws_entries > CPOL_MAX_WS_ENTRIES)
 		return "workspace entries";
+	if (check_preload(p) != NULL)
+		return check_preload(p);
 	if (l->mode > CPOL_MODE_LOCAL || p->exec.network > CPOL_NET_LOOPBACK ||
 	    (p->exec.flags & ~CPOL_EXE_F_ALL) || (p->exec.require & ~CPOL_LAYER_ALL))
 		return "executor enum or flags";
@@ -1166,6 +1209,109 @@ static void test_ws_entries(void **state)
 	free(blob);
 }
 
+/* executor.preload (format 3.1): the count in the executor's word at 28,
+ * the names in STRLIST[0, count); a policy without one is a 3.0 blob. */
+static void test_preload(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *r, *sl, *st;
+	size_t len, at;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PRELOAD);
+	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_BYTES);
+	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
+	st = blob + sec_off(blob, CPOL_SEC_STRTAB);
+	assert_int_equal(get_le(r + CPOL_EXE_PRELOAD, 4), 2);
+	assert_string_equal((const char *)st + get_le(sl + CPOL_STR_OFF, 4), "numpy");
+
+	/* Without preloads: format 3.0, the word zero, nothing in STRLIST
+	 * before the tools' lists. */
+	build_rich(&p);
+	p.exec.npreload = 0;
+	free(blob);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(p.minor, 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), 0);
+	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_BYTES);
+	assert_int_equal(get_le(r + CPOL_EXE_PRELOAD, 4), 0);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.exec.npreload, 0);
+	assert_null(q.exec.preload);
+	policy_free(&q);
+	/* In a 3.0 blob the word is reserved: a count there is refused. */
+	put_le(r + CPOL_EXE_PRELOAD, 4, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.preload", "format 3.0", "reserved");
+	policy_free(&p);
+	free(blob);
+
+	emit_rich(&blob, &len);
+	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_BYTES);
+	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
+	st = blob + sec_off(blob, CPOL_SEC_STRTAB);
+	put_le(r + CPOL_EXE_PRELOAD, 4, CPOL_MAX_PRELOAD + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.preload", "33 modules", "at most 32");
+	/* A count within the bound but past STRLIST's end. */
+	put_le(r + CPOL_EXE_PRELOAD, 4, get_le(blob + CPOL_HEADER_SIZE + CPOL_SEC_ENT_COUNT +
+						      (CPOL_SEC_STRLIST - 1) * CPOL_SEC_ENT_BYTES, 4) + 1);
+	if (get_le(r + CPOL_EXE_PRELOAD, 4) <= CPOL_MAX_PRELOAD) {
+		rehash(blob);
+		expect_field_msg(blob, len, "executor.preload", "runs past", "strlist");
+	}
+	/* Three entries: the third is the first tool's exec path, no module. */
+	put_le(r + CPOL_EXE_PRELOAD, 4, 3);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.preload[2]", "not a module name", "");
+	put_le(r + CPOL_EXE_PRELOAD, 4, 2);
+
+	/* A bad byte in a name, reported with the offset of its reference. */
+	at = get_le(sl + CPOL_STR_OFF, 4);
+	st[at + 2] = '-';
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.preload[0]", "\"nu-py\"", "not a module name");
+	assert_int_equal(blob_load(blob, len, BLOB_ANY_ARCH, &q, &err), -1);
+	assert_int_equal(err.offset, sec_off(blob, CPOL_SEC_STRLIST));
+	policy_free(&q);
+	st[at + 2] = '9'; /* "nu9py": a digit inside a component is fine */
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_string_equal(q.exec.preload[0], "nu9py");
+	policy_free(&q);
+
+	/* The same name twice: the second reference copies the first. */
+	memcpy(sl + CPOL_STR_BYTES, sl, CPOL_STR_BYTES);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.preload[1]", "listed twice", "entry 0");
+	free(blob);
+}
+
+static void test_module_name_rule(void **state)
+{
+	static const char *const good[] = { "numpy", "_x", "xml.etree.ElementTree", "a1.b_2", "A", NULL };
+	static const char *const bad[] = { "", ".", "a.", ".a", "a..b", "1a", "a.1b", "a-b", "a b", "é", "a/b", NULL };
+	char longname[CPOL_PRELOAD_NAME_MAX + 2];
+
+	(void)state;
+	for (int i = 0; good[i]; i++)
+		if (!policy_module_name_ok(good[i]) || !preload_name_ok(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (int i = 0; bad[i]; i++)
+		if (policy_module_name_ok(bad[i]) || preload_name_ok(bad[i]))
+			fail_msg("'%s' taken", bad[i]);
+	memset(longname, 'a', sizeof(longname));
+	longname[CPOL_PRELOAD_NAME_MAX] = '\0';
+	assert_true(policy_module_name_ok(longname));
+	longname[CPOL_PRELOAD_NAME_MAX] = 'a';
+	longname[CPOL_PRELOAD_NAME_MAX + 1] = '\0';
+	assert_false(policy_module_name_ok(longname));
+}
+
 static void test_duplicate_env(void **state)
 {
 	uint8_t *blob, *e;
@@ -1679,6 +1825,8 @@ int main(void)
 		cmocka_unit_test(test_tool_user_name),
 		cmocka_unit_test(test_tool_cgroup_limits),
 		cmocka_unit_test(test_ws_entries),
+		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_module_name_rule),
 		cmocka_unit_test(test_duplicate_env),
 		cmocka_unit_test(test_param_backward_ref),
 		cmocka_unit_test(test_param_ownership),
