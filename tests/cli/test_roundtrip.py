@@ -43,7 +43,7 @@ with tempfile.TemporaryDirectory() as d:
                                   check=True, capture_output=True, text=True).stdout)
     raw = open(out, "rb").read()
 
-eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (3, 0, "x86_64"))
+eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (3, 1, "x86_64"))
 eq("size", j["format"]["size"], len(raw))
 eq("sections", [s["name"] for s in j["sections"]],
    ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env", "mounts", "seccomp",
