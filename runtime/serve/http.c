@@ -52,6 +52,9 @@
  * is shut too, so its thread ends whatever the client does. */
 #define HTTP_LINGER_MS 2000
 #define HTTP_WATCHDOG_TICK_MS 100
+/* libmicrohttpd's idle timeout is the body timeout plus this: past the
+ * watchdog's deadline and its linger. */
+#define HTTP_MHD_TIMEOUT_SLACK_S 5
 #define HTTP_ARTIFACT_NAME_MAX 4096
 #define HTTP_EXEC_ID_MAX 64
 
@@ -972,9 +975,10 @@ static int daemon_start(struct http_listener *l, const struct http_opts *o, char
 					MHD_USE_ITC,
 				0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
 				MHD_OPTION_CONNECTION_LIMIT, limit,
-				/* the idle bound while a response is sent (the
-				 * watchdog covers the other phases) */
-				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+				/* the idle bound while a response is sent; the
+				 * watchdog covers the other phases, and must come
+				 * first there or a late body would get no 408 */
+				MHD_OPTION_CONNECTION_TIMEOUT, timeout + HTTP_MHD_TIMEOUT_SLACK_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, l, MHD_OPTION_STRICT_FOR_CLIENT, 1,
 				MHD_OPTION_END);
 	if (l->d == NULL) {

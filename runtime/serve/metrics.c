@@ -242,6 +242,18 @@ static void put_counters(FILE *f, const char *name, const char *label, const str
 	}
 }
 
+/* One gauge a pool: its warm count, or (target) the count it keeps. */
+static void put_pools(FILE *f, const char *name, const struct metrics_pool *v, int target)
+{
+	for (size_t i = 0; i < METRICS_MAX_POOLS && v[i].app[0] != '\0'; i++) {
+		fprintf(f, "%s{app=\"", name);
+		put_label(f, v[i].app);
+		fputs("\",agent=\"", f);
+		put_label(f, v[i].agent);
+		fprintf(f, "\"} %u\n", target ? v[i].target : v[i].warm);
+	}
+}
+
 static void metrics_write(FILE *f, const struct metrics *m)
 {
 	put_head(f, "cordon_executions_total", "counter", "Executions finished, by result status.");
@@ -269,21 +281,9 @@ static void metrics_write(FILE *f, const struct metrics *m)
 	put_head(f, "cordon_sandbox_prepare_seconds", "histogram", "Time to prepare a sandbox (pool refill).");
 	put_hist(f, "cordon_sandbox_prepare_seconds", "", &m->prepare);
 	put_head(f, "cordon_pool_warm", "gauge", "Warm sandboxes waiting, by pool.");
-	for (size_t i = 0; i < METRICS_MAX_POOLS && m->pool[i].app[0] != '\0'; i++) {
-		fputs("cordon_pool_warm{app=\"", f);
-		put_label(f, m->pool[i].app);
-		fputs("\",agent=\"", f);
-		put_label(f, m->pool[i].agent);
-		fprintf(f, "\"} %u\n", m->pool[i].warm);
-	}
+	put_pools(f, "cordon_pool_warm", m->pool, 0);
 	put_head(f, "cordon_pool_target", "gauge", "Warm sandboxes each pool keeps.");
-	for (size_t i = 0; i < METRICS_MAX_POOLS && m->pool[i].app[0] != '\0'; i++) {
-		fputs("cordon_pool_target{app=\"", f);
-		put_label(f, m->pool[i].app);
-		fputs("\",agent=\"", f);
-		put_label(f, m->pool[i].agent);
-		fprintf(f, "\"} %u\n", m->pool[i].target);
-	}
+	put_pools(f, "cordon_pool_target", m->pool, 1);
 	put_head(f, "cordon_executions_running", "gauge", "Executions running now.");
 	fprintf(f, "cordon_executions_running %u\n", m->running);
 	put_head(f, "cordon_executions_queued", "gauge", "Executions waiting for a slot.");
