@@ -144,9 +144,16 @@ $(B)/cordonc: $(call obj,compiler/cordonc.c) $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_O
 $(B)/cordon: $(call obj,runtime/cordon.c) $(call obj,$(SERVE_SRC)) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME) $(LIBS_SERVE)
 
-# Unit tests of serve's modules (tests/unit/test_serve_*.c) link them too.
+# Unit tests of serve's modules (tests/unit/test_serve_*.c) link them too:
+# the modules a test names in SERVE_UNIT_SRC_<test>, else all of serve.
+# test_serve_http brings a fake engine (its own engine_*), so it must not
+# link the real one.
 SERVE_UNIT_BIN := $(filter $(B)/tests/test_serve_%,$(UNIT_BIN))
-$(SERVE_UNIT_BIN): $(call obj,$(SERVE_SRC))
+SERVE_UNIT_SRC_test_serve_tokens := runtime/serve/tokens.c
+SERVE_UNIT_SRC_test_serve_exec_request := runtime/serve/exec_request.c
+SERVE_UNIT_SRC_test_serve_metrics := runtime/serve/metrics.c
+SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c tokens.c exec_request.c metrics.c)
+$(foreach t,$(SERVE_UNIT_BIN),$(eval $(t): $(call obj,$(or $(SERVE_UNIT_SRC_$(notdir $(t))),$(SERVE_SRC)))))
 $(SERVE_UNIT_BIN): LIBS_TEST += $(LIBS_SERVE)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
@@ -170,11 +177,16 @@ FUZZ_LIB_SRC := $(COMMON_SRC) $(RUNTIME_LIB_SRC) $(COMPILER_LIB_SRC)
 # ready-made set of near-miss descriptors for the front end.
 FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
+# A target that needs sources outside FUZZ_LIB_SRC (runtime/serve/ is not
+# in it) names them in FUZZ_EXTRA_SRC_<target>.
+FUZZ_EXTRA_SRC_fuzz_serve_request := runtime/serve/exec_request.c
+
+.SECONDEXPANSION:
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $$(FUZZ_EXTRA_SRC_$$*) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
 		$(wildcard include/cordon/*.h compiler/*.h runtime/*.h runtime/*/*.h grammar/*.h lint/*.h lint/*/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(FUZZ_LIB_SRC) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
-		$(LIBS_COMPILER) $(LIBS_RUNTIME)
+	clang $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_EXTRA_SRC_$*) $(GEN)/policy.tab.c \
+		$(GEN)/lex.yy.c $(LIBS_COMPILER) $(LIBS_RUNTIME)
 
 fuzz-check: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); echo "== $$n ($(CHECK_FUZZ_SECONDS)s)"; \
