@@ -277,31 +277,44 @@ class TCPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
 
+def start_fake(tcp, directory):
+    """A fake serve running in a thread: (server, fake, target)."""
+    fake = Fake(tcp)
+    if tcp:
+        server = TCPServer(("127.0.0.1", 0), Handler)
+        target = "http://127.0.0.1:%d" % server.server_address[1]
+    else:
+        target = os.path.join(directory, "serve.sock")
+        server = UnixServer(target, Handler)
+    server.fake = fake
+    # A short poll: shutdown() waits for it, once per test.
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    return server, fake, target
+
+
+def stop_fake(server):
+    """Stop it, then hold every answer it gave to docs/openapi.yaml."""
+    server.shutdown()
+    server.server_close()
+    if API is not None:
+        for method, path, status, headers, body in server.fake.answers:
+            API.assert_response(method, path, status, body, headers)
+
+
 class Base:
     """The tests, run once per listener (the subclasses)."""
     tcp = False
 
     def setUp(self):
         self.dir = tempfile.mkdtemp()
-        self.fake = Fake(self.tcp)
-        if self.tcp:
-            self.server = TCPServer(("127.0.0.1", 0), Handler)
-            self.target = "http://127.0.0.1:%d" % self.server.server_address[1]
-        else:
-            self.target = os.path.join(self.dir, "serve.sock")
-            self.server = UnixServer(self.target, Handler)
-        self.server.fake = self.fake
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
+        self.server, self.fake, self.target = start_fake(self.tcp, self.dir)
         self.c = Client(self.target, token="tok-all-0123456789" if self.tcp else None, timeout=10)
 
     def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        shutil.rmtree(self.dir)
-        if API is not None:
-            for method, path, status, headers, body in self.fake.answers:
-                API.assert_response(method, path, status, body, headers)
+        try:
+            stop_fake(self.server)
+        finally:
+            shutil.rmtree(self.dir)
 
     def last(self):
         return self.fake.seen[-1]
