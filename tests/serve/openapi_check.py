@@ -414,7 +414,8 @@ def _selftest():
         ok("error %d" % st, api.check_response("POST", "/v1/executions", st, err, J))
     # Bad answers: each must be caught, and named.
     bad("unknown path", api.check_response("GET", "/v1/nope", 200, {}), "not a path")
-    bad("undocumented status", api.check_response("GET", "/v1/health", 500, {}), "documents no 500")
+    bad("undocumented status", api.check_response("GET", "/v1/health", 502, {}), "documents no 502")
+    ok("500", api.check_response("GET", "/v1/health", 500, {"error": {"code": "internal", "message": "m"}}, J))
     bad("health body", api.check_response("GET", "/v1/health", 200, {"status": "up"}, J), "status")
     bad("429 without Retry-After", api.check_response("POST", "/v1/executions", 429, err, J), "Retry-After")
     bad("429 Retry-After not a number", api.check_response("POST", "/v1/executions", 429, err,

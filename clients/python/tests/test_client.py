@@ -206,7 +206,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             req = json.loads(body)
         except ValueError as e:
-            return self.error(400, "bad_json", str(e))
+            return self.error(400, "bad_request", str(e))
         if API is not None:
             errs = API.check_request("POST", "/v1/executions", req)
             if errs:
@@ -230,7 +230,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             eid = "%032x" % self.fake.n
             self.fake.artifacts[(eid, scope[0])] = {"summary.txt": SMALL, "files/big.bin": BIG}
         if taken:
-            return self.error(409, "conflict", "request %s is running" % rid)
+            return self.error(409, "request_id_running", "request %s is running" % rid)
         status = "succeeded"
         try:
             if req["code"] == "sleep":
@@ -253,14 +253,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with self.fake.lock:
             run = self.fake.running.get(rid)
         if run is None or run[0] != scope[0]:
-            return self.error(404, "not_found", "no running execution %s of yours" % rid)
+            return self.error(404, "unknown_execution", "no running execution %s of yours" % rid)
         run[1].set()
         self.send(202, {"cancelled": True})
 
     def do_artifact(self, scope, body, eid, name):
         files = self.fake.artifacts.get((eid, scope[0]), {})
         if name not in files:
-            return self.error(404, "not_found", "no artifact %s" % name)
+            return self.error(404, "unknown_artifact", "no artifact %s" % name)
         self.send(200, files[name], "application/octet-stream")
 
 
@@ -406,7 +406,7 @@ class Base:
         # A second execution with the same request id, while it runs.
         with self.assertRaises(Conflict) as cm:
             self.c.execute("cafe", "pass", request_id="long")
-        self.assertEqual((cm.exception.status, cm.exception.code), (409, "conflict"))
+        self.assertEqual((cm.exception.status, cm.exception.code), (409, "request_id_running"))
         self.assertTrue(self.c.cancel("long"))
         self.assertEqual(self.last()[1], "/v1/executions/long/cancel")
         t.join(5)
@@ -431,7 +431,7 @@ class Base:
         with self.assertRaises(BadRequest) as cm:
             self.c.execute("cafe", "pass", inputs={"main.py": "x"})
         self.assertEqual(cm.exception.status, 400)
-        for status, code in ((408, "body_timeout"), (415, "unsupported_media_type")):
+        for status, code in ((408, "request_timeout"), (415, "unsupported_media_type")):
             self.fake.script[("POST", "/v1/executions")] = (status, {}, {"error": {"code": code, "message": "m"}})
             with self.assertRaises(BadRequest) as cm:
                 self.c.execute("cafe", "pass")
