@@ -1,0 +1,373 @@
+"""cordon_client: the host side's client of `cordon serve` (standard library only).
+
+    from cordon_client import Client
+    c = Client("/run/cordon/serve.sock")                     # the Unix socket: no token
+    c = Client("http://127.0.0.1:8080", token="...")         # TCP: a bearer token
+    caps = c.capabilities("cafe", "analyst")                 # description + tools (JSON Schema)
+    r = c.execute("cafe", code, agent="analyst", inputs={"receipts.json": data})
+    r.status, r.stdout, r.result, [a.content for a in r.artifacts]
+
+The API is docs/openapi.yaml of the cordon repository; docs/serve.md is its
+prose.  Every answer outside 2xx raises a CordonError subclass carrying the
+HTTP status and the server's error code and message.  An execution that
+fails, times out or hits a limit is not an exception: it is a Result whose
+status says so, exactly as `cordon run` reports it.
+
+Not to be confused with cordon_tools, the client a program uses *inside*
+the sandbox to call governed tools.
+"""
+import base64
+import hashlib
+import http.client
+import json
+import socket
+import urllib.parse
+
+__all__ = [
+    "Client", "Result", "Artifact", "chat_tools",
+    "CordonError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "Overloaded",
+    "Unavailable", "ConnectionFailed",
+]
+__version__ = "0.1.0"
+
+DEFAULT_TIMEOUT = 120.0
+# An answer this client reads into memory at most: a result is bounded by
+# the policy (outputs, result.json) and the server's --inline-max, an
+# artifact by its declared max_bytes; this only stops a runaway peer.
+MAX_ANSWER_BYTES = 1 << 30
+
+
+# ---- errors ---------------------------------------------------------------
+
+class CordonError(Exception):
+    """An answer outside 2xx: .status (HTTP), .code and .message (the error body)."""
+
+    def __init__(self, status, code, message, headers=None):
+        super().__init__("%s %s: %s" % (status, code, message) if status else "%s: %s" % (code, message))
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+class BadRequest(CordonError):
+    """400 (malformed, wrong type, bad name), 408 (body too slow), 413 (too large), 415 (not JSON)."""
+
+
+class Unauthorized(CordonError):
+    """401: TCP without a token, or with one the server does not hold."""
+
+
+class Forbidden(CordonError):
+    """403: the app is outside the token's scope."""
+
+
+class NotFound(CordonError):
+    """404: unknown app or agent, no such running execution, artifact unknown or expired."""
+
+
+class Conflict(CordonError):
+    """409: an execution with this request id is already running."""
+
+
+class _RetryAfter(CordonError):
+    def __init__(self, status, code, message, headers=None):
+        super().__init__(status, code, message, headers)
+        self.retry_after = _retry_after(self.headers)
+
+
+class Overloaded(_RetryAfter):
+    """429: every slot and the queue are taken; .retry_after is the server's hint in seconds."""
+
+
+class Unavailable(_RetryAfter):
+    """503: the server is draining (SIGTERM); .retry_after when it gave one."""
+
+
+class ConnectionFailed(CordonError):
+    """The server could not be reached, or broke off the answer (status None)."""
+
+    def __init__(self, message):
+        super().__init__(None, "connection_failed", message)
+
+
+_BY_STATUS = {400: BadRequest, 408: BadRequest, 413: BadRequest, 415: BadRequest, 401: Unauthorized,
+              403: Forbidden, 404: NotFound, 409: Conflict, 429: Overloaded, 503: Unavailable}
+
+
+def _retry_after(headers):
+    for k, v in headers.items():
+        if k.lower() == "retry-after":
+            try:
+                return max(0, int(v.strip()))
+            except ValueError:
+                return None  # an HTTP date: the server sends seconds; a proxy may not
+    return None
+
+
+def _error_from(status, headers, data):
+    code, message = "http_%d" % status, ""
+    try:
+        err = json.loads(data.decode("utf-8"))["error"]
+        code, message = str(err["code"]), str(err["message"])
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        # Not the server's error body (a proxy's page, say): keep a bounded
+        # piece of it so the caller sees what came back.
+        message = data[:300].decode("utf-8", "replace")
+    return _BY_STATUS.get(status, CordonError)(status, code, message, headers)
+
+
+# ---- transport ------------------------------------------------------------
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP/1.1 over an AF_UNIX stream socket: cordon serve's --socket."""
+
+    def __init__(self, path, timeout=DEFAULT_TIMEOUT):
+        # The host only fills the Host header; the server does not read it.
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.settimeout(self.timeout)
+            s.connect(self.socket_path)
+        except BaseException:
+            s.close()
+            raise
+        self.sock = s
+
+
+# ---- results --------------------------------------------------------------
+
+class Artifact(dict):
+    """One entry of a result's "artifacts": path, bytes (the size), sha256,
+    and contentBase64 when the server inlined it.  .content gives the bytes,
+    decoded or fetched, and checked against sha256."""
+
+    def __init__(self, entry, client=None, execution_id=None):
+        super().__init__(entry)
+        self._client = client
+        self._execution_id = execution_id
+        self._content = None
+
+    @property
+    def path(self):
+        return self["path"]
+
+    @property
+    def size(self):
+        return self["bytes"]
+
+    @property
+    def sha256(self):
+        return self["sha256"]
+
+    @property
+    def inline(self):
+        return "contentBase64" in self
+
+    @property
+    def content(self):
+        if self._content is None:
+            if "contentBase64" in self:
+                data = base64.b64decode(self["contentBase64"], validate=True)
+            elif self._client is not None and self._execution_id:
+                data = self._client.artifact(self._execution_id, self.path)
+            else:
+                raise CordonError(None, "not_inline", "%s was not inlined and no client can fetch it" % self.path)
+            # The result names the bytes by hash: what arrived must be them.
+            if hashlib.sha256(data).hexdigest() != self.sha256:
+                raise CordonError(None, "artifact_mismatch", "%s: the bytes do not match the result's sha256"
+                                  % self.path)
+            self._content = data
+        return self._content
+
+
+class Result(dict):
+    """The result JSON of an execution (the same as `cordon run` prints),
+    as a dict, with typed accessors for the keys used most."""
+
+    def __init__(self, value, client=None):
+        super().__init__(value)
+        self._artifacts = [Artifact(a, client, value.get("executionId")) for a in value.get("artifacts") or []]
+
+    status = property(lambda self: self["status"])
+    execution_id = property(lambda self: self.get("executionId"))
+    exit_code = property(lambda self: self.get("exitCode"))
+    signal = property(lambda self: self.get("signal"))
+    stdout = property(lambda self: self.get("stdout", ""))
+    stderr = property(lambda self: self.get("stderr", ""))
+    result = property(lambda self: self.get("result"))
+    error = property(lambda self: self.get("error"))
+    tool_calls = property(lambda self: self.get("toolCalls", []))
+    usage = property(lambda self: self.get("usage", {}))
+    enforcement = property(lambda self: self.get("enforcement"))
+    artifacts = property(lambda self: self._artifacts)
+
+    @property
+    def succeeded(self):
+        return self["status"] == "succeeded"
+
+    def artifact(self, path):
+        """The artifact whose path is path (KeyError when there is none)."""
+        for a in self._artifacts:
+            if a.path == path:
+                return a
+        raise KeyError(path)
+
+
+def chat_tools(capabilities):
+    """The agent's tools as a chat-completions request's "tools" list:
+    [{"type": "function", "function": {"name", "description", "parameters"}}].
+    The server already gives each tool a function-safe name (calc_check for
+    calc.check) and its parameters as JSON Schema."""
+    return [{"type": "function",
+             "function": {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}}
+            for t in capabilities["tools"]]
+
+
+# ---- the client ----------------------------------------------------------
+
+class Client:
+    """A client of one `cordon serve`.
+
+    target: a Unix socket path ("/run/cordon/serve.sock", or "unix:" + path),
+    or a base URL "http://host:port" (https when a TLS proxy fronts it).
+    token: the bearer token for TCP; the Unix socket needs none (one given
+    is sent all the same).  timeout: seconds for each request, which for
+    execute() must cover the policy's timeout plus any wait in the queue.
+
+    One connection per request: a Client may be shared between threads.
+    """
+
+    def __init__(self, target, token=None, timeout=DEFAULT_TIMEOUT):
+        self.token = token
+        self.timeout = timeout
+        self._prefix = ""
+        if target.startswith("unix:"):
+            target = target[len("unix:"):]
+            if target.startswith("//"):
+                target = target[2:]
+        if target.startswith(("http://", "https://")):
+            u = urllib.parse.urlsplit(target)
+            if not u.hostname:
+                raise ValueError("no host in %r" % target)
+            self._connect = self._tcp(u.scheme, u.hostname, u.port)
+            self._prefix = u.path.rstrip("/")
+            self.target = target
+        elif "://" in target:
+            raise ValueError("%r: a Unix socket path or an http(s):// URL" % target)
+        else:
+            self._connect = lambda timeout: UnixHTTPConnection(target, timeout=timeout)
+            self.target = target
+
+    @staticmethod
+    def _tcp(scheme, host, port):
+        cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        return lambda timeout: cls(host, port, timeout=timeout)
+
+    def __repr__(self):
+        return "Client(%r)" % self.target
+
+    # ---- one request ----------------------------------------------------
+    def _request(self, method, path, body=None, timeout=None, ok=(200,)):
+        """(status, headers, bytes); raises the typed error for an answer outside ok."""
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if self.token is not None:
+            headers["Authorization"] = "Bearer " + self.token
+        conn = self._connect(self.timeout if timeout is None else timeout)
+        try:
+            conn.request(method, self._prefix + path, body=data, headers=headers)
+            resp = conn.getresponse()
+            answer = resp.read(MAX_ANSWER_BYTES + 1)
+            status, rh = resp.status, dict(resp.getheaders())
+        except (OSError, http.client.HTTPException) as e:
+            raise ConnectionFailed("%s %s: %s" % (method, path, e)) from e
+        finally:
+            conn.close()
+        if len(answer) > MAX_ANSWER_BYTES:
+            raise ConnectionFailed("%s %s: the answer is over %d bytes" % (method, path, MAX_ANSWER_BYTES))
+        if status not in ok:
+            raise _error_from(status, rh, answer)
+        return status, rh, answer
+
+    def _json(self, method, path, body=None, timeout=None, ok=(200,)):
+        _, _, answer = self._request(method, path, body, timeout, ok)
+        try:
+            return json.loads(answer.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ConnectionFailed("%s %s: the answer is not JSON: %s" % (method, path, e)) from e
+
+    # ---- the API ---------------------------------------------------------
+    def health(self):
+        """GET /v1/health: {"status": "ok"}."""
+        return self._json("GET", "/v1/health")
+
+    def ready(self):
+        """GET /v1/ready: {"ready", "draining", "pools"}; a server that is
+        not ready (503) answers the same body, returned, not raised."""
+        return self._json("GET", "/v1/ready", ok=(200, 503))
+
+    def metrics(self):
+        """GET /metrics: the Prometheus text."""
+        return self._request("GET", "/metrics")[2].decode("utf-8")
+
+    def apps(self):
+        """GET /v1/apps: the list of {"app", "sha256", "keyId", "agents", "preload"}."""
+        return self._json("GET", "/v1/apps")["apps"]
+
+    def capabilities(self, app, agent):
+        """GET /v1/apps/{app}/agents/{agent}: {"app", "agent", "sha256",
+        "description" (markdown for the model), "tools", "preload"}."""
+        return self._json("GET", "/v1/apps/%s/agents/%s" % (_seg(app), _seg(agent)))
+
+    def execute(self, app, code, agent=None, inputs=None, context=None, request_id=None, timeout=None):
+        """POST /v1/executions: run code once in a fresh sandbox.
+
+        inputs: {name: bytes or str}, files put beside the program (str is
+        sent as UTF-8 text, bytes as base64).  context: the request context
+        (tenant, user, roles, session, tools, ...).  request_id: a handle
+        for cancel().  Returns the Result whatever the execution's status."""
+        if not isinstance(code, str):
+            raise TypeError("code must be str")
+        body = {"app": app, "code": code}
+        if agent is not None:
+            body["agent"] = agent
+        if inputs:
+            body["inputs"] = [_input(name, data) for name, data in inputs.items()]
+        if context is not None:
+            body["context"] = context
+        if request_id is not None:
+            body["requestId"] = request_id
+        return Result(self._json("POST", "/v1/executions", body, timeout), self)
+
+    def cancel(self, request_id):
+        """POST /v1/executions/{request_id}/cancel: True once the server took
+        it (202); NotFound when no running execution of this caller has it."""
+        return self._json("POST", "/v1/executions/%s/cancel" % _seg(request_id), ok=(202,)).get("cancelled") is True
+
+    def artifact(self, execution_id, name):
+        """GET /v1/executions/{id}/artifacts/{name}: the bytes, while the
+        server retains them (--retain-seconds)."""
+        path = "/v1/executions/%s/artifacts/%s" % (_seg(execution_id), urllib.parse.quote(name, safe="/"))
+        return self._request("GET", path)[2]
+
+
+def _seg(s):
+    """One path segment: nothing of s may add a segment or a query."""
+    if not isinstance(s, str) or not s:
+        raise ValueError("a non-empty string is needed, got %r" % (s,))
+    return urllib.parse.quote(s, safe="")
+
+
+def _input(name, data):
+    if isinstance(data, str):
+        return {"name": name, "content": data}
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return {"name": name, "contentBase64": base64.b64encode(bytes(data)).decode("ascii")}
+    raise TypeError("input %r: bytes or str, not %s" % (name, type(data).__name__))
