@@ -140,7 +140,7 @@ int sandbox_wait(struct sandbox *sb, int cancel_fd);
 void sandbox_cancel_reason(struct sandbox *sb, const char *why);
 
 /* How the result carries artifacts: inline_max > 0 adds each artifact's
- * bytes (base64, "content") when it is at most inline_max bytes. */
+ * bytes (base64, "contentBase64") when it is at most inline_max bytes. */
 struct sandbox_reduce_opts {
 	size_t inline_max;
 };

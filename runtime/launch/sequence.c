@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -184,6 +185,10 @@ void launch_child(const struct launch_plan *lp)
 	/* 10. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", strerror(errno));
+	/* A umask of our own: the program's files must not depend on how
+	 * the supervisor was started (a service's UMask=0077 would make every
+	 * artifact 0600 under serve and not under a shell's run). */
+	umask(022);
 	sigemptyset(&all);
 	/* Every signal back to its default: the supervisor ignores SIGPIPE
 	 * (a peer that died must be an error code, not its end), and a caller
