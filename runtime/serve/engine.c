@@ -74,7 +74,6 @@ struct engine {
 	int sweeper_started;
 };
 
-
 static int fail(struct serve_err *err, int status, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
