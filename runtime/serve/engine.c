@@ -30,7 +30,7 @@
 #include "runtime/serve/engine_ctl.h"
 #include "runtime/serve/gate.h"
 #include "runtime/serve/metrics.h"
-#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: agent_doc.h, preload */
+#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: agent_doc.h */
 
 #define EXEC_ID_LEN 32
 #define ARTIFACTS_KEPT_MAX 1024 /* names remembered per execution */
@@ -113,7 +113,8 @@ static int resolve(struct engine *e, const struct serve_scope *scope, const char
 {
 	struct policy_set *set;
 	struct policy_entry *found;
-	int i, status = 200;
+	const struct cpol_agent *ag;
+	int status = 200;
 
 	*ent = NULL;
 	*agent_in = NULL;
@@ -127,11 +128,11 @@ static int resolve(struct engine *e, const struct serve_scope *scope, const char
 		goto out;
 	}
 	if (agent != NULL) {
-		if ((i = policy_agent_index(&found->pol, agent)) < 0) {
+		if ((ag = policy_find_agent(&found->pol, agent)) == NULL) {
 			status = fail(err, 404, "unknown_agent", "app '%.200s' declares no agent '%.200s'", app, agent);
 			goto out;
 		}
-		*agent_in = found->pol.agents[i].name;
+		*agent_in = ag->name;
 	}
 	*ent = policy_entry_get(found);
 out:
@@ -143,8 +144,8 @@ static cJSON *preload_json(const struct cpol_policy *p)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (unsigned i = 0; arr != NULL && i < TMP_NPRELOAD(p); i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(TMP_PRELOAD(p, i)));
+	for (uint32_t i = 0; arr != NULL && i < p->exec.npreload; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(p->exec.preload[i]));
 	return arr;
 }
 
@@ -203,7 +204,8 @@ int engine_capabilities(struct engine *e, const struct serve_scope *scope, const
 		return fail(err, 404, "unknown_agent", "no agent given");
 	if ((status = resolve(e, scope, app, agent, &ent, &agent_in, err)) != 200)
 		return status;
-	if ((root = cJSON_CreateObject()) == NULL || (md = agent_doc_markdown(&ent->pol, agent_in, &mdlen)) == NULL ||
+	if ((root = cJSON_CreateObject()) == NULL ||
+	    (md = agent_doc_markdown(&ent->pol, agent_in, policy_entry_python(ent), &mdlen)) == NULL ||
 	    (tools = agent_doc_tools_json(&ent->pol, agent_in)) == NULL) {
 		status = oom(err);
 		goto out;

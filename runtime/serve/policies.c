@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "runtime/serve/policies.h"
+#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: agent_doc.h */
 
 struct policy_store {
 	pthread_mutex_t mu;          /* guards cur */
@@ -30,6 +31,8 @@ static void entry_free(struct policy_entry *e)
 		return;
 	policy_free(&e->pol);
 	blob_unmap(&e->map);
+	pthread_mutex_destroy(&e->probe_mu);
+	free(e->python_version);
 	free(e->file);
 	free(e);
 }
@@ -78,12 +81,24 @@ struct policy_entry *policy_set_find(const struct policy_set *set, const char *a
 	return NULL;
 }
 
-int policy_agent_index(const struct cpol_policy *p, const char *agent)
+const char *policy_entry_python(struct policy_entry *e)
 {
-	for (uint32_t i = 0; i < p->nagents; i++)
-		if (strcmp(p->agents[i].name, agent) == 0)
-			return (int)i;
-	return -1;
+	char *ver = NULL, err[256];
+	const char *v;
+
+	pthread_mutex_lock(&e->probe_mu);
+	if (!e->probed && (ver = malloc(AGENT_DOC_VERSION_MAX)) != NULL) {
+		/* Once per entry: a probe runs the interpreter (agent_doc.h).
+		 * A failed one is not retried; the text says "unknown". */
+		if (agent_doc_probe_python(e->pol.exec.interpreter, ver, AGENT_DOC_VERSION_MAX, err, sizeof(err)) == 0)
+			e->python_version = ver;
+		else
+			free(ver);
+		e->probed = 1;
+	}
+	v = e->python_version;
+	pthread_mutex_unlock(&e->probe_mu);
+	return v;
 }
 
 /* One blob, loaded and verified as `cordon run --trusted-key` would. */
@@ -102,6 +117,7 @@ static int entry_load(const char *dir, const char *name, const struct pubkey *ke
 	}
 	policy_init(&e->pol);
 	atomic_init(&e->refs, 1);
+	pthread_mutex_init(&e->probe_mu, NULL);
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
 		snprintf(err, n, "%s/%s: path too long", dir, name);
 		goto out;

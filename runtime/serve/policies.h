@@ -21,6 +21,7 @@
 #ifndef CORDON_SERVE_POLICIES_H
 #define CORDON_SERVE_POLICIES_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -38,6 +39,9 @@ struct policy_entry {
 	struct cpol_policy pol;
 	char sha256[2 * 32 + 1];        /* hex */
 	char key_id[2 * KEY_ID_BYTES + 1];
+	pthread_mutex_t probe_mu;       /* policy_entry_python() */
+	int probed;
+	char *python_version;
 };
 
 struct policy_set {
@@ -65,8 +69,10 @@ struct policy_entry *policy_set_find(const struct policy_set *set, const char *a
 struct policy_entry *policy_entry_get(struct policy_entry *e);
 void policy_entry_put(struct policy_entry *e);
 
-/* The index of agent in p's agents, or -1. */
-int policy_agent_index(const struct cpol_policy *p, const char *agent);
+/* sys.version of the entry's interpreter for its description (what
+ * `cordonc describe` says), probed once on first use; NULL when it could
+ * not be run (the description then says "version unknown"). */
+const char *policy_entry_python(struct policy_entry *e);
 
 /* Load one directory into a new set (what open and reload do), without a
  * store: for tests and for cordon serve's start-up check.  reuse: a set

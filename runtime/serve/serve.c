@@ -122,6 +122,7 @@ int serve_main(const struct serve_opts *o)
 	struct engine *e = NULL;
 	struct http_server *srv = NULL;
 	struct engine_opts eo = { 0 };
+	struct http_opts hop = { 0 };
 	char err[1024];
 	int sfd = -1, host_made = 0, rc = 1, sig;
 
@@ -155,7 +156,14 @@ int serve_main(const struct serve_opts *o)
 		goto out;
 	}
 	/* 4. only now the listeners: a request never meets a half-made engine */
-	if ((srv = http_start(o, e, err, sizeof(err))) == NULL) {
+	hop.socket_path = o->socket;
+	hop.socket_mode = o->socket_mode;
+	hop.socket_group = o->socket_group;
+	hop.listen = o->listen;
+	hop.tokens_path = o->tokens;
+	hop.max_body = o->max_body;
+	hop.body_timeout_s = o->body_timeout_s;
+	if ((srv = http_start(&hop, e, err, sizeof(err))) == NULL) {
 		logf_("cannot start: %s", err);
 		goto out;
 	}

@@ -1,6 +1,6 @@
 /*
  * tmp_stubs.c - TEMPORARY (see tmp_stubs.h): weak stand-ins so this branch
- * builds before sandbox.c, metrics.c, http.c and agent_doc.c land.  Every
+ * builds before metrics.c, http.c and agent_doc.c land.  Every
  * symbol is weak: the real definition replaces it at link time.  Delete
  * this file and tmp_stubs.h after rebasing onto a main that has them.
  */
@@ -8,50 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/sandbox.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/tmp_stubs.h"
 
 #define WEAK __attribute__((weak))
-
-struct sandbox {
-	char id[33];
-};
-
-WEAK int sandbox_host_probe(struct sandbox_host *h, const struct sandbox_host_opts *o, struct sandbox_err *e)
-{
-	(void)o;
-	memset(h, 0, sizeof(*h));
-	snprintf(e->stage, sizeof(e->stage), "host");
-	snprintf(e->msg, sizeof(e->msg), "sandbox.c has not landed on this branch yet");
-	return -1;
-}
-WEAK void sandbox_host_free(struct sandbox_host *h) { (void)h; }
-WEAK struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_spec *s)
-{
-	(void)h;
-	(void)s;
-	return calloc(1, sizeof(struct sandbox));
-}
-WEAK int sandbox_prepare(struct sandbox *sb, int wait_ready) { (void)sb; (void)wait_ready; return -1; }
-WEAK int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq) { (void)sb; (void)rq; return -1; }
-WEAK int sandbox_wait(struct sandbox *sb, int cancel_fd) { (void)sb; (void)cancel_fd; return -1; }
-WEAK void sandbox_cancel_reason(struct sandbox *sb, const char *why) { (void)sb; (void)why; }
-WEAK cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, int *exit_code)
-{
-	cJSON *r = cJSON_CreateObject();
-
-	(void)sb;
-	(void)o;
-	*exit_code = 125;
-	cJSON_AddStringToObject(r, "status", "error");
-	return r;
-}
-WEAK void sandbox_destroy(struct sandbox *sb) { free(sb); }
-WEAK const char *sandbox_id(const struct sandbox *sb) { return sb->id; }
-WEAK int sandbox_pidfd(const struct sandbox *sb) { (void)sb; return -1; }
-WEAK int sandbox_failed(const struct sandbox *sb, struct sandbox_err *e) { (void)sb; (void)e; return 1; }
-WEAK void sandbox_times(const struct sandbox *sb, struct sandbox_times *t) { (void)sb; memset(t, 0, sizeof(*t)); }
 
 WEAK struct metrics *metrics_new(void) { return calloc(1, 1); }
 WEAK void metrics_free(struct metrics *m) { free(m); }
@@ -70,7 +30,7 @@ WEAK void metrics_pool_size(struct metrics *m, const char *app, const char *agen
 WEAK void metrics_running(struct metrics *m, unsigned running, unsigned queued) { (void)m; (void)running; (void)queued; }
 WEAK char *metrics_render(struct metrics *m, size_t *len) { (void)m; *len = 0; return strdup(""); }
 
-WEAK struct http_server *http_start(const struct serve_opts *o, struct engine *e, char *err, size_t n)
+WEAK struct http_server *http_start(const struct http_opts *o, struct engine *e, char *err, size_t n)
 {
 	(void)o;
 	(void)e;
@@ -80,10 +40,19 @@ WEAK struct http_server *http_start(const struct serve_opts *o, struct engine *e
 WEAK void http_quiesce(struct http_server *srv) { (void)srv; }
 WEAK void http_stop(struct http_server *srv) { (void)srv; }
 
-WEAK char *agent_doc_markdown(const struct cpol_policy *p, const char *agent, size_t *len)
+WEAK int agent_doc_probe_python(const char *interp, char *version, size_t n, char *err, size_t errlen)
+{
+	(void)interp;
+	(void)version;
+	(void)n;
+	snprintf(err, errlen, "agent_doc.c has not landed on this branch yet");
+	return -1;
+}
+WEAK char *agent_doc_markdown(const struct cpol_policy *p, const char *agent, const char *python_version, size_t *len)
 {
 	(void)p;
 	(void)agent;
+	(void)python_version;
 	*len = 0;
 	return strdup("");
 }
