@@ -582,15 +582,10 @@ static void input_free(struct exec_input *x)
  * directory it may have made removed. */
 static void item_discard(struct engine *e, struct pool_item *it)
 {
-	char pending[PATH_MAX];
-	const char *base;
+	char err[512];
 
-	if (it == NULL)
-		return;
-	base = strrchr(it->run_dir, '/');
-	snprintf(pending, sizeof(pending), "%s", base ? base + 1 : it->run_dir);
-	pool_item_free(it);
-	rundir_remove(e, pending);
+	if (pool_item_discard(it, err, sizeof(err)) != 0)
+		serve_logf(e->o.log, e->o.log_arg, "run directory not fully removed: %s", err);
 }
 
 /* Start: a warm sandbox when the pool has one, else (or when the warm one
@@ -624,7 +619,7 @@ static int exec_start(struct engine *e, struct policy_entry *ent, const char *ag
 		x->context = spare;
 		*warm = 0;
 	}
-	if (pool_item_make(e->o.host, e->work_dir, ent, agent, 0, &it) != 0 && it == NULL)
+	if (pool_item_make(e->o.host, e->work_dir, e->work_fd, ent, agent, 0, &it) != 0 && it == NULL)
 		return -1;
 	*itp = it;
 	return sandbox_start(it->sb, &rq);
@@ -872,6 +867,7 @@ int engine_new(const struct engine_opts *o, struct engine **out, char *err, size
 	po.host = o->host;
 	po.metrics = e->metrics;
 	po.work_dir = e->work_dir;
+	po.work_fd = e->work_fd;
 	po.target = o->pool;
 	po.log = o->log;
 	po.log_arg = o->log_arg;

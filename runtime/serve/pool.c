@@ -18,6 +18,7 @@
 
 #include <sodium.h>
 
+#include "runtime/rmtree.h"
 #include "runtime/serve/clock.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/pool.h"
@@ -52,8 +53,8 @@ struct pool {
 
 /* ---- items ------------------------------------------------------------- */
 
-int pool_item_make(const struct sandbox_host *h, const char *work_dir, struct policy_entry *ent, const char *agent,
-		   int wait_ready, struct pool_item **out)
+int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
+		   const char *agent, int wait_ready, struct pool_item **out)
 {
 	struct pool_item *it = calloc(1, sizeof(*it));
 	unsigned char rnd[16];
@@ -68,6 +69,7 @@ int pool_item_make(const struct sandbox_host *h, const char *work_dir, struct po
 		free(it);
 		return -1;
 	}
+	it->work_fd = work_fd;
 	it->ent = policy_entry_get(ent);
 	it->agent = agent;
 	it->spec.pol = &ent->pol;
@@ -90,6 +92,22 @@ void pool_item_free(struct pool_item *it)
 	free(it);
 }
 
+int pool_item_discard(struct pool_item *it, char *err, size_t n)
+{
+	const char *base;
+	char name[PATH_MAX];
+	int fd;
+
+	if (it == NULL)
+		return 0;
+	base = strrchr(it->run_dir, '/');
+	snprintf(name, sizeof(name), "%s", base ? base + 1 : it->run_dir);
+	fd = it->work_fd;
+	/* destroyed first: nothing writes the directory any more */
+	pool_item_free(it);
+	return rmtree_at(fd, name, err, n);
+}
+
 /* The executor of an idle sandbox has ended (its pidfd is readable). */
 static int item_dead(const struct pool_item *it)
 {
@@ -98,12 +116,16 @@ static int item_dead(const struct pool_item *it)
 	return pfd.fd < 0 || poll(&pfd, 1, 0) != 0;
 }
 
-static void items_free(struct pool_item *list)
+/* Idle or failed sandboxes that never ran: gone with their directories. */
+static void items_discard(const struct pool *p, struct pool_item *list)
 {
+	char err[512];
+
 	while (list != NULL) {
 		struct pool_item *next = list->next;
 
-		pool_item_free(list);
+		if (pool_item_discard(list, err, sizeof(err)) != 0)
+			serve_logf(p->o.log, p->o.log_arg, "pool: run directory not fully removed: %s", err);
 		list = next;
 	}
 }
@@ -229,7 +251,7 @@ static void *pool_worker(void *arg)
 		s->making++;
 		pthread_mutex_unlock(&p->mu);
 
-		rc = pool_item_make(p->o.host, p->o.work_dir, s->ent, s->agent, 1, &it);
+		rc = pool_item_make(p->o.host, p->o.work_dir, p->o.work_fd, s->ent, s->agent, 1, &it);
 		oom = it == NULL;
 		if (rc != 0 && !oom)
 			sandbox_failed(it->sb, &se);
@@ -265,7 +287,7 @@ static void *pool_worker(void *arg)
 		slot_reap(p, s);
 		pthread_mutex_unlock(&p->mu);
 
-		pool_item_free(it);
+		items_discard(p, it);
 		if (failed)
 			serve_logf(p->o.log, p->o.log_arg, "pool %s/%s: sandbox not prepared (%u in a row): %s%s%s", app,
 				   agent, fails, se.stage[0] ? se.stage : "", se.stage[0] ? ": " : "",
@@ -371,7 +393,7 @@ static void *pool_watcher(void *arg)
 			pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		if (ndead > 0) {
-			items_free(dead);
+			items_discard(p, dead);
 			serve_logf(p->o.log, p->o.log_arg, "pool: %u idle sandbox%s died and %s replaced", ndead,
 				   ndead == 1 ? "" : "es", ndead == 1 ? "is" : "are");
 		}
@@ -475,7 +497,7 @@ void pool_apply(struct pool *p, const struct policy_set *set)
 	pthread_cond_broadcast(&p->cv);
 	wake_watcher(p);
 	pthread_mutex_unlock(&p->mu);
-	items_free(dead);
+	items_discard(p, dead);
 }
 
 struct pool_item *pool_take(struct pool *p, const struct policy_entry *ent, const char *agent)
@@ -506,7 +528,7 @@ struct pool_item *pool_take(struct pool *p, const struct policy_entry *ent, cons
 		wake_watcher(p);
 	}
 	pthread_mutex_unlock(&p->mu);
-	items_free(dead);
+	items_discard(p, dead);
 	if (ndead > 0)
 		serve_logf(p->o.log, p->o.log_arg, "pool: %u idle sandbox%s found dead at take and replaced", ndead,
 			   ndead == 1 ? "" : "es");
@@ -556,7 +578,7 @@ void pool_drain(struct pool *p)
 	pthread_cond_broadcast(&p->cv);
 	wake_watcher(p);
 	pthread_mutex_unlock(&p->mu);
-	items_free(dead);
+	items_discard(p, dead);
 }
 
 void pool_free(struct pool *p)

@@ -41,22 +41,30 @@ struct pool_item {
 	struct policy_entry *ent;   /* a reference: the policy outlives the sandbox */
 	const char *agent;          /* a name in ent's policy, or NULL */
 	struct sandbox_spec spec;   /* borrowed by sb */
+	int work_fd;                /* borrowed: the directory run_dir is in */
 	char run_dir[PATH_MAX];
 };
 
 /* A new item: sandbox_new() and sandbox_prepare(sb, wait_ready) on the
- * calling thread.  Returns 0, or -1 when prepare failed (the item is still
- * made, so its sandbox can reduce the error) or with *out NULL when out of
- * memory.  agent must be a name in ent's policy, or NULL. */
-int pool_item_make(const struct sandbox_host *h, const char *work_dir, struct policy_entry *ent, const char *agent,
-		   int wait_ready, struct pool_item **out);
-/* Destroys the sandbox (any state) and drops the entry; NULL is fine. */
+ * calling thread, its run directory work_dir/pending-<random> (work_fd is
+ * that directory, borrowed).  Returns 0, or -1 when prepare failed (the
+ * item is still made, so its sandbox can reduce the error) or with *out
+ * NULL when out of memory.  agent must be a name in ent's policy, or NULL. */
+int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
+		   const char *agent, int wait_ready, struct pool_item **out);
+/* Destroys the sandbox (any state) and drops the entry; NULL is fine.
+ * The run directory stays (the taker keeps it after a run). */
 void pool_item_free(struct pool_item *it);
+/* An item that will not run (or has run, and is not kept): freed, and its
+ * run directory removed.  -1 with err when the directory was not removed
+ * fully (what could be removed was). */
+int pool_item_discard(struct pool_item *it, char *err, size_t n);
 
 struct pool_opts {
 	const struct sandbox_host *host;
 	struct metrics *metrics;
 	const char *work_dir;     /* borrowed for the pool's life */
+	int work_fd;              /* the same directory, borrowed */
 	unsigned target;          /* per (app, agent); 0: no pools, no threads */
 	unsigned workers;         /* refill threads; 0: the online CPUs, at most 4 */
 	serve_log_fn *log;

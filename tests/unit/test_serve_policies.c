@@ -22,13 +22,9 @@
 
 #include <sodium.h>
 
-#include "compiler/compile.h"
-#include "compiler/diag.h"
-#include "compiler/sign.h"
-#include "cordon/blob.h"
 #include "cordon/cpol.h"
-#include "runtime/rmtree.h"
 #include "runtime/serve/policies.h"
+#include "tests/unit/serve_fixture.h"
 
 struct fixture {
 	char dir[64];      /* the scratch directory */
@@ -47,47 +43,12 @@ static const char tools_yaml[] = "version: 1\n"
 static void blob_make(const char *app, const char *sec, const char *mode, uint8_t **buf, size_t *len)
 {
 	char yaml[512];
-	struct src_file a, t;
-	const struct src_file *ts[1] = { &t };
-	struct cpol_policy p;
-	struct blob_error be;
-	struct seckey k;
-	struct diags d;
-	char err[256];
 
 	snprintf(yaml, sizeof(yaml),
 		 "version: 1\napp: %s\nexecution: { runtime: { mode: %s, timeout: 5s } }\n"
 		 "agents: { helper: { tools: [calc.add] }, other: { tools: [] } }\n",
 		 app, mode);
-	diags_init(&d);
-	assert_int_equal(src_from_mem("app.yaml", yaml, strlen(yaml), 1 << 20, &a, &d), 0);
-	assert_int_equal(src_from_mem("tools.yaml", tools_yaml, strlen(tools_yaml), 1 << 20, &t, &d), 0);
-	if (compile_sources(&a, ts, 1, &p, &d) != 0) {
-		diags_print(&d, stderr);
-		fail_msg("the test policy does not compile");
-	}
-	assert_int_equal(blob_emit(&p, buf, len, &be), 0);
-	if (sec != NULL) {
-		assert_int_equal(key_read_secret(sec, &k, err, sizeof(err)), 0);
-		assert_int_equal(blob_sign(*buf, *len, &k, err, sizeof(err)), 0);
-		sodium_memzero(&k, sizeof(k));
-	}
-	policy_free(&p);
-	diags_free(&d);
-	src_free(&a);
-	src_free(&t);
-}
-
-static void file_put(const char *dir, const char *name, const uint8_t *buf, size_t len)
-{
-	char path[256];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, buf, len), (ssize_t)len);
-	close(fd);
+	fixture_blob(yaml, tools_yaml, sec, buf, len);
 }
 
 static void blob_put(const struct fixture *f, const char *name, const char *app, const char *sec)
@@ -96,7 +57,7 @@ static void blob_put(const struct fixture *f, const char *name, const char *app,
 	size_t len;
 
 	blob_make(app, sec, "isolated", &buf, &len);
-	file_put(f->pols, name, buf, len);
+	fixture_file_put(f->pols, name, buf, len);
 	free(buf);
 }
 
@@ -131,12 +92,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char err[512];
-	int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	assert_true(tmp >= 0);
-	assert_int_equal(rmtree_at(tmp, f->dir + strlen("/tmp/"), err, sizeof(err)), 0);
-	close(tmp);
+	fixture_tmp_drop(f->dir);
 	free(f);
 	return 0;
 }
@@ -164,8 +121,8 @@ static void test_good_set(void **state)
 
 	blob_put(f, "b.cpol", "beta", f->sec);
 	blob_put(f, "a.cpol", "alpha", f->sec);
-	file_put(f->pols, "README", (const uint8_t *)"not a blob", 10);   /* ignored: not *.cpol */
-	file_put(f->pols, ".x.cpol", (const uint8_t *)"half written", 12); /* ignored: hidden */
+	fixture_file_put(f->pols, "README", (const uint8_t *)"not a blob", 10);   /* ignored: not *.cpol */
+	fixture_file_put(f->pols, ".x.cpol", (const uint8_t *)"half written", 12); /* ignored: hidden */
 	assert_int_equal(policies_open(f->pols, f->pub, &s, err, sizeof(err)), 0);
 	set = policies_current(s);
 	assert_int_equal(set->n, 2);
@@ -195,7 +152,7 @@ static void test_tampered(void **state)
 	 * check of the loader refuses it. */
 	blob_make("beta", f->sec, "isolated", &buf, &len);
 	buf[len - 80] ^= 0x01;
-	file_put(f->pols, "t.cpol", buf, len);
+	fixture_file_put(f->pols, "t.cpol", buf, len);
 	free(buf);
 	open_fails(f, "/t.cpol: ", "invalid policy blob");
 }
@@ -216,7 +173,7 @@ static void test_tampered_rehashed(void **state)
 	at[0] = 'z';
 	blob_hash(buf, blob_sig_offset(buf), h);
 	memcpy(buf + CPOL_HDR_SHA256, h, 32);
-	file_put(f->pols, "r.cpol", buf, len);
+	fixture_file_put(f->pols, "r.cpol", buf, len);
 	free(buf);
 	open_fails(f, "/r.cpol: refused: ", "signature verification failed");
 }
@@ -320,7 +277,7 @@ static void test_not_isolated(void **state)
 	size_t len;
 
 	blob_make("alpha", f->sec, "local", &buf, &len);
-	file_put(f->pols, "m.cpol", buf, len);
+	fixture_file_put(f->pols, "m.cpol", buf, len);
 	free(buf);
 	open_fails(f, "/m.cpol: mode ", "only isolated");
 }
