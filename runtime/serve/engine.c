@@ -25,12 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/client/agent_doc.h"
 #include "runtime/rmtree.h"
 #include "runtime/serve/clock.h"
 #include "runtime/serve/engine_ctl.h"
 #include "runtime/serve/gate.h"
 #include "runtime/serve/metrics.h"
-#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: agent_doc.h */
 
 #define EXEC_ID_LEN 32
 #define ARTIFACTS_KEPT_MAX 1024 /* names remembered per execution */

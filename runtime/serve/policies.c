@@ -15,8 +15,8 @@
 
 #include <sodium.h>
 
+#include "runtime/client/agent_doc.h"
 #include "runtime/serve/policies.h"
-#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: agent_doc.h */
 
 struct policy_store {
 	pthread_mutex_t mu;          /* guards cur */
@@ -162,8 +162,10 @@ static int name_cmp(const void *a, const void *b)
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct policy_entry *x = *(struct policy_entry *const *)a, *y = *(struct policy_entry *const *)b;
+	int c = strcmp(x->pol.meta.app, y->pol.meta.app);
 
-	return strcmp(x->pol.meta.app, y->pol.meta.app);
+	/* ties by file name: a duplicate is reported the same way every time */
+	return c != 0 ? c : strcmp(x->file, y->file);
 }
 
 /* The *.cpol names of dir, sorted (so errors and duplicates are reported
@@ -227,13 +229,16 @@ out:
 	return rc;
 }
 
-/* The entry of reuse that is this very blob (same app, hash and signing
- * key), so a reload keeps the entry pools were filled from. */
+/* The entry of reuse that is this very blob (same file, app, hash and
+ * signing key), so a reload keeps the entry pools were filled from.  The
+ * file name counts: a copy of a blob under a second name is a second blob
+ * of its app, and the duplicate check must name both files. */
 static struct policy_entry *reuse_find(const struct policy_set *reuse, const struct policy_entry *e)
 {
 	struct policy_entry *old = reuse ? policy_set_find(reuse, e->pol.meta.app) : NULL;
 
-	if (old == NULL || strcmp(old->sha256, e->sha256) != 0 || strcmp(old->key_id, e->key_id) != 0)
+	if (old == NULL || strcmp(old->file, e->file) != 0 || strcmp(old->sha256, e->sha256) != 0 ||
+	    strcmp(old->key_id, e->key_id) != 0)
 		return NULL;
 	return old;
 }

@@ -17,9 +17,9 @@
 
 #include "runtime/serve/clock.h"
 #include "runtime/serve/engine_ctl.h"
+#include "runtime/serve/http.h"
 #include "runtime/serve/policies.h"
 #include "runtime/serve/serve.h"
-#include "runtime/serve/tmp_stubs.h" /* TEMPORARY: http.h */
 
 #define SERVE_DRAIN_POLL_MS 200
 

@@ -238,6 +238,16 @@ static void test_reload(void **state)
 	assert_ptr_equal(after, before);
 	policy_set_put(after);
 
+	/* A copy of an unchanged blob under a second name: refused, and the
+	 * message names both files (regression: the reused entry's name was
+	 * given twice). */
+	blob_put(f, "c.cpol", "gamma", f->sec);
+	blob_put(f, "a2.cpol", "alpha", f->sec);
+	assert_int_equal(policies_reload(s, err, sizeof(err)), -1);
+	if (strstr(err, "/a2.cpol: app 'alpha' is also the app of ") == NULL || strstr(err, "/a.cpol: one blob") == NULL)
+		fail_msg("%s", err);
+	file_drop(f, "a2.cpol");
+
 	/* Fixed, and beta gone: a new set; alpha unchanged keeps its entry. */
 	blob_put(f, "c.cpol", "gamma", f->sec);
 	file_drop(f, "b.cpol");
