@@ -307,7 +307,7 @@ static void test_overload(void **state)
 	struct bg b[3];
 	struct serve_err err;
 	cJSON *out = NULL;
-	char rid[3][8];
+	char rid[3][16];
 
 	/* two running, one queued (which times out after 1 s), the next one
 	 * finds the queue full: 429 with Retry-After */
