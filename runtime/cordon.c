@@ -7,7 +7,9 @@
  * the policy (runtime/run.c); `check-policy` takes the same loading path so
  * an operator can test an artifact on the host that will run it; `ledger`
  * lists, shows and forgets replay records (runtime/ledger/: the decisions
- * are there, this file parses and prints).
+ * are there, this file parses and prints); `serve` is the long-lived
+ * server of runtime/serve/ (this file checks its flags and owns its
+ * process-wide signal state).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +17,8 @@
 #include <sys/signalfd.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +33,12 @@
 #include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
 #include "runtime/run.h"
+#include "runtime/serve/serve.h"
 
 #define EXIT_NO 1
 #define EXIT_USAGE 2
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static void usage(FILE *f)
 {
@@ -55,6 +62,29 @@ static void usage(FILE *f)
 		   "                 Exit 0 succeeded, 1 failed or a\n"
 		   "                 limit was hit, 124 timed out, 125 harness error,\n"
 		   "                 130 cancelled, 2 usage error\n"
+		   "  serve --policies DIR --trusted-key KEY.pub [--socket PATH]\n"
+		   "      [--socket-mode MODE] [--socket-group NAME] [--listen ADDR:PORT\n"
+		   "      --tokens FILE] [--pool N] [--max-concurrency N] [--queue N]\n"
+		   "      [--queue-timeout S] [--max-body BYTES] [--body-timeout S]\n"
+		   "      [--inline-max BYTES] [--retain-seconds S] [--grace S]\n"
+		   "      [--work-dir DIR] [--state-dir DIR] [--secrets FILE]\n"
+		   "      [--host-ids FIRST:COUNT]\n"
+		   "                 run executions for many requests over HTTP/1.1 + JSON\n"
+		   "                 (docs/man/cordon.1): every *.cpol blob of --policies,\n"
+		   "                 each signed by --trusted-key (checked again on SIGHUP);\n"
+		   "                 a Unix socket (--socket-mode, default 0660) and/or TCP\n"
+		   "                 (--listen, bearer tokens from --tokens); --pool warm\n"
+		   "                 sandboxes per (app, agent) (default 2, 0 none);\n"
+		   "                 --max-concurrency running (default twice the CPUs), then\n"
+		   "                 --queue waiting (default 64) at most --queue-timeout s\n"
+		   "                 (default 30), then 429; bodies up to --max-body (default\n"
+		   "                 16m) within --body-timeout s (default 30); artifacts\n"
+		   "                 inline up to --inline-max (default 1m) and kept\n"
+		   "                 --retain-seconds (default 300) under --work-dir (default\n"
+		   "                 /run/cordon/serve, rootless $XDG_RUNTIME_DIR/cordon-serve).\n"
+		   "                 SIGHUP reloads the policies, SIGTERM drains (--grace s,\n"
+		   "                 default 30, then running executions are cancelled).\n"
+		   "                 Exit 0 after a drain, 1 could not start, 2 usage error\n"
 		   "  check-policy [--trusted-key KEY.pub] BLOB\n"
 		   "                 load and validate BLOB exactly as a run would: format,\n"
 		   "                 arch of this host, every field, SHA-256, and with\n"
@@ -76,7 +106,6 @@ static void usage(FILE *f)
 		   "                 (or refused, or the ledger unreadable), 2 usage error\n"
 		   "  --help         this text\n"
 		   "  --version      version and blob format\n\n"
-		   "Not built yet: serve (see README).\n"
 		   "Exit (check-policy): 0 valid, 1 rejected, 2 usage error or unreadable file.\n");
 }
 
@@ -224,6 +253,227 @@ static int cmd_run_signals(struct run_opts *o)
 	rc = run_execute(o, stdout, stderr);
 	close(o->cancel_fd);
 	return rc;
+}
+
+/* ---- cordon serve ------------------------------------------------------- */
+
+static int serve_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int serve_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cordon serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'cordon --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* A decimal count in [min, max]; the whole text, no sign, no spaces. */
+static int parse_uint(const char *text, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (text[0] < '0' || text[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Bytes: a count with an optional k, m or g (powers of 1024). */
+static int parse_bytes(const char *text, unsigned long max, size_t *out)
+{
+	char num[32], *end;
+	unsigned long long v, mul = 1;
+	size_t len = strlen(text);
+
+	if (len == 0 || len >= sizeof(num) || text[0] < '0' || text[0] > '9')
+		return -1;
+	memcpy(num, text, len + 1);
+	switch (num[len - 1]) {
+	case 'k': case 'K': mul = 1ull << 10; num[--len] = '\0'; break;
+	case 'm': case 'M': mul = 1ull << 20; num[--len] = '\0'; break;
+	case 'g': case 'G': mul = 1ull << 30; num[--len] = '\0'; break;
+	default: break;
+	}
+	errno = 0;
+	v = strtoull(num, &end, 10);
+	if (len == 0 || errno != 0 || *end != '\0' || v > max / mul)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+/* ADDR:PORT, [V6ADDR]:PORT: the port is checked here, the address by the
+ * listener (getaddrinfo) when it binds. */
+static int listen_ok(const char *text)
+{
+	const char *colon = strrchr(text, ':');
+	unsigned long port;
+
+	return colon != NULL && colon != text && parse_uint(colon + 1, 1, 65535, &port) == 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	enum { O_SOCKET_MODE = 256, O_SOCKET_GROUP, O_MAX_CONC, O_QUEUE_TIMEOUT, O_MAX_BODY, O_BODY_TIMEOUT,
+	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR };
+	static const struct option opts[] = { { "policies", required_argument, NULL, 'p' },
+					      { "trusted-key", required_argument, NULL, 'k' },
+					      { "socket", required_argument, NULL, 'u' },
+					      { "socket-mode", required_argument, NULL, O_SOCKET_MODE },
+					      { "socket-group", required_argument, NULL, O_SOCKET_GROUP },
+					      { "listen", required_argument, NULL, 'l' },
+					      { "tokens", required_argument, NULL, 't' },
+					      { "pool", required_argument, NULL, 'n' },
+					      { "max-concurrency", required_argument, NULL, O_MAX_CONC },
+					      { "queue", required_argument, NULL, 'q' },
+					      { "queue-timeout", required_argument, NULL, O_QUEUE_TIMEOUT },
+					      { "max-body", required_argument, NULL, O_MAX_BODY },
+					      { "body-timeout", required_argument, NULL, O_BODY_TIMEOUT },
+					      { "inline-max", required_argument, NULL, O_INLINE_MAX },
+					      { "retain-seconds", required_argument, NULL, O_RETAIN },
+					      { "grace", required_argument, NULL, O_GRACE },
+					      { "work-dir", required_argument, NULL, O_WORK_DIR },
+					      { "state-dir", required_argument, NULL, 's' },
+					      { "secrets", required_argument, NULL, 'S' },
+					      { "host-ids", required_argument, NULL, 'H' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	struct serve_opts o;
+	struct hostid_range hr;
+	struct sigaction sa;
+	sigset_t block;
+	unsigned long v;
+	char err[256], *end;
+	int c;
+
+	memset(&o, 0, sizeof(o));
+	o.socket_mode = SERVE_DEFAULT_SOCKET_MODE;
+	o.pool = SERVE_DEFAULT_POOL;
+	o.queue = SERVE_DEFAULT_QUEUE;
+	o.queue_timeout_s = SERVE_DEFAULT_QUEUE_TIMEOUT_S;
+	o.max_body = SERVE_DEFAULT_MAX_BODY;
+	o.body_timeout_s = SERVE_DEFAULT_BODY_TIMEOUT_S;
+	o.inline_max = SERVE_DEFAULT_INLINE_MAX;
+	o.retain_s = SERVE_DEFAULT_RETAIN_S;
+	o.grace_s = SERVE_DEFAULT_GRACE_S;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': o.policies = optarg; break;
+		case 'k': o.trusted_key = optarg; break;
+		case 'u': o.socket = optarg; break;
+		case O_SOCKET_MODE:
+			errno = 0;
+			v = strtoul(optarg, &end, 8);
+			if (optarg[0] < '0' || optarg[0] > '7' || errno != 0 || *end != '\0' || v > 0777)
+				return serve_usage("--socket-mode '%s': an octal mode of at most 0777, e.g. 0660", optarg);
+			o.socket_mode = (mode_t)v;
+			break;
+		case O_SOCKET_GROUP: o.socket_group = optarg; break;
+		case 'l':
+			if (!listen_ok(optarg))
+				return serve_usage("--listen '%s': ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080", optarg);
+			o.listen = optarg;
+			break;
+		case 't': o.tokens = optarg; break;
+		case 'n':
+			if (parse_uint(optarg, 0, SERVE_MAX_POOL, &v) != 0)
+				return serve_usage("--pool '%s': a count from 0 to " STR(SERVE_MAX_POOL), optarg);
+			o.pool = (unsigned)v;
+			break;
+		case O_MAX_CONC:
+			if (parse_uint(optarg, 1, SERVE_MAX_CONCURRENCY, &v) != 0)
+				return serve_usage("--max-concurrency '%s': a count from 1 to " STR(SERVE_MAX_CONCURRENCY),
+						   optarg);
+			o.max_concurrency = (unsigned)v;
+			break;
+		case 'q':
+			if (parse_uint(optarg, 0, SERVE_MAX_QUEUE, &v) != 0)
+				return serve_usage("--queue '%s': a count from 0 to " STR(SERVE_MAX_QUEUE), optarg);
+			o.queue = (unsigned)v;
+			break;
+		case O_QUEUE_TIMEOUT:
+			if (parse_uint(optarg, 0, 3600, &v) != 0)
+				return serve_usage("--queue-timeout '%s': seconds from 0 to 3600", optarg);
+			o.queue_timeout_s = (unsigned)v;
+			break;
+		case O_MAX_BODY:
+			if (parse_bytes(optarg, 1ul << 30, &o.max_body) != 0 || o.max_body < 1024)
+				return serve_usage("--max-body '%s': bytes (k, m, g suffixes) from 1k to 1g", optarg);
+			break;
+		case O_BODY_TIMEOUT:
+			if (parse_uint(optarg, 1, 3600, &v) != 0)
+				return serve_usage("--body-timeout '%s': seconds from 1 to 3600", optarg);
+			o.body_timeout_s = (unsigned)v;
+			break;
+		case O_INLINE_MAX:
+			if (parse_bytes(optarg, 1ul << 30, &o.inline_max) != 0)
+				return serve_usage("--inline-max '%s': bytes (k, m, g suffixes) up to 1g; 0: never inline",
+						   optarg);
+			break;
+		case O_RETAIN:
+			if (parse_uint(optarg, 0, 7 * 86400, &v) != 0)
+				return serve_usage("--retain-seconds '%s': seconds from 0 to 604800", optarg);
+			o.retain_s = (unsigned)v;
+			break;
+		case O_GRACE:
+			if (parse_uint(optarg, 0, 3600, &v) != 0)
+				return serve_usage("--grace '%s': seconds from 0 to 3600", optarg);
+			o.grace_s = (unsigned)v;
+			break;
+		case O_WORK_DIR:
+			if (optarg[0] != '/')
+				return serve_usage("--work-dir '%s': an absolute path", optarg);
+			o.work_dir = optarg;
+			break;
+		case 's': o.state_dir = optarg; break;
+		case 'S': o.secrets = optarg; break;
+		case 'H': o.host_ids = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return serve_usage("unexpected argument '%s'", argv[optind]);
+	if (o.policies == NULL)
+		return serve_usage("needs --policies DIR (the signed *.cpol blobs)");
+	if (o.trusted_key == NULL)
+		return serve_usage("needs --trusted-key KEY.pub: a server runs signed policies only");
+	if (o.socket == NULL && o.listen == NULL)
+		return serve_usage("needs --socket PATH, --listen ADDR:PORT, or both");
+	if (o.listen != NULL && o.tokens == NULL)
+		return serve_usage("--listen needs --tokens FILE: every TCP request but /v1/health carries a token");
+	if (o.listen == NULL && o.tokens != NULL)
+		return serve_usage("--tokens applies to --listen only (the Unix socket's mode is its access control)");
+	if (o.socket == NULL && (o.socket_group != NULL || o.socket_mode != SERVE_DEFAULT_SOCKET_MODE))
+		return serve_usage("--socket-mode and --socket-group need --socket PATH");
+	if (o.host_ids != NULL && hostid_range_parse(o.host_ids, &hr, err, sizeof(err)) != 0)
+		return serve_usage("%s", err);
+	if (o.host_ids != NULL && geteuid() != 0)
+		return serve_usage("--host-ids needs root; rootless, the executor runs as the caller");
+	/* The process-wide signal state, set here before any thread exists
+	 * (sandbox.h): the three signals go to serve's signalfd alone, and a
+	 * client that hangs up mid-answer is an error on that write, not the
+	 * end of the server. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigprocmask(SIG_BLOCK, &block, NULL) != 0 || sigaction(SIGPIPE, &sa, NULL) != 0) {
+		fprintf(stderr, "cordon serve: signals: %s\n", strerror(errno));
+		return EXIT_NO;
+	}
+	return serve_main(&o);
 }
 
 /* ---- cordon ledger ------------------------------------------------------ */
@@ -615,6 +865,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check-policy") == 0)
 		return cmd_check_policy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "ledger") == 0)

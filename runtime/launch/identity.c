@@ -11,9 +11,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/launch/launch.h"
@@ -55,18 +55,28 @@ int identity_write_maps(pid_t child, const struct launch_plan *lp, uid_t host_ui
 	return write_proc(child, "gid_map", line, msg, n);
 }
 
+/*
+ * Raw system calls, not glibc's setgroups/setresgid/setresuid: glibc
+ * applies those to every thread of the process it believes it is
+ * (nptl's setxid broadcast), and the child of a raw clone from a
+ * multi-threaded supervisor (cordon serve) inherits that belief without
+ * the threads.  It then signals threads that do not exist, or waits
+ * forever on one that was being created at the moment of the clone (seen
+ * as a pool sandbox that never became ready, stuck in setxid_mark_thread).
+ * The kernel calls change this one thread, which is the whole child.
+ */
 int identity_drop(const struct launch_plan *lp, char *msg, size_t n)
 {
 	/* Groups first: once the uid changes, CAP_SETGID may be gone. */
-	if (!lp->rootless && setgroups(0, NULL) != 0) {
+	if (!lp->rootless && syscall(SYS_setgroups, 0, NULL) != 0) {
 		snprintf(msg, n, "setgroups: %s", strerror(errno));
 		return -1;
 	}
-	if (setresgid(lp->gid, lp->gid, lp->gid) != 0) {
+	if (syscall(SYS_setresgid, lp->gid, lp->gid, lp->gid) != 0) {
 		snprintf(msg, n, "setresgid %u: %s", (unsigned)lp->gid, strerror(errno));
 		return -1;
 	}
-	if (setresuid(lp->uid, lp->uid, lp->uid) != 0) {
+	if (syscall(SYS_setresuid, lp->uid, lp->uid, lp->uid) != 0) {
 		snprintf(msg, n, "setresuid %u: %s", (unsigned)lp->uid, strerror(errno));
 		return -1;
 	}
