@@ -53,8 +53,6 @@ RUNTIME_LIB_SRC := $(filter-out runtime/cordon.c runtime/serve/%,$(wildcard runt
 # runtime/serve/ (cordon serve: libmicrohttpd) links into cordon alone:
 # neither cordonc nor the unit tests of other modules carry an HTTP server.
 SERVE_SRC := $(wildcard runtime/serve/*.c)
-# TEMPORARY until engine.c lands: the front alone does not link.
-SERVE_SRC := $(if $(wildcard runtime/serve/engine.c),$(SERVE_SRC),)
 PKGS_SERVE := libmicrohttpd
 # lint/ (the rule catalogue and its writers) is compiler-side code: cordonc only.
 COMPILER_LIB_SRC := $(filter-out compiler/cordonc.c,$(wildcard compiler/*.c)) $(wildcard grammar/*.c) \
@@ -154,6 +152,7 @@ SERVE_UNIT_BIN := $(filter $(B)/tests/test_serve_%,$(UNIT_BIN))
 SERVE_UNIT_SRC_test_serve_tokens := runtime/serve/tokens.c
 SERVE_UNIT_SRC_test_serve_exec_request := runtime/serve/exec_request.c
 SERVE_UNIT_SRC_test_serve_metrics := runtime/serve/metrics.c
+SERVE_UNIT_SRC_test_serve_gate := runtime/serve/gate.c
 SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c tokens.c exec_request.c metrics.c)
 $(foreach t,$(SERVE_UNIT_BIN),$(eval $(t): $(call obj,$(or $(SERVE_UNIT_SRC_$(notdir $(t))),$(SERVE_SRC)))))
 $(SERVE_UNIT_BIN): LIBS_TEST += $(LIBS_SERVE)
