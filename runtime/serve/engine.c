@@ -68,6 +68,9 @@ struct engine {
 	pthread_cond_t cv;                         /* CLOCK_MONOTONIC: idle and the sweeper */
 	struct exec_slot *slots;
 	struct kept_exec *kept;
+	/* Sandboxes whose result is out, destroyed by the sweeper: the
+	 * teardown (kill, cgroup removal, ids) is not on the answer's path. */
+	struct pool_item *doomed;
 	unsigned inflight;
 	int stopping;
 	pthread_t sweeper;
@@ -418,15 +421,42 @@ drop:
 	rundir_remove(e, id);
 }
 
-/* The sweeper: kept run directories past their window go. */
+/* After its answer: the sandbox goes to the sweeper. */
+static void engine_doom(struct engine *e, struct pool_item *it)
+{
+	pthread_mutex_lock(&e->mu);
+	it->next = e->doomed;
+	e->doomed = it;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+/* The sweeper: finished sandboxes are destroyed, and kept run
+ * directories past their window go. */
 static void *engine_sweeper(void *arg)
 {
 	struct engine *e = arg;
 
 	pthread_mutex_lock(&e->mu);
-	while (!e->stopping) {
+	for (;;) {
 		uint64_t now = serve_now_us(), next = UINT64_MAX;
 		struct kept_exec *expired = NULL, **pp = &e->kept;
+		struct pool_item *doomed = e->doomed;
+
+		if (doomed != NULL) {
+			e->doomed = NULL;
+			pthread_mutex_unlock(&e->mu);
+			while (doomed != NULL) {
+				struct pool_item *it = doomed;
+
+				doomed = it->next;
+				pool_item_free(it);
+			}
+			pthread_mutex_lock(&e->mu);
+			continue;
+		}
+		if (e->stopping)
+			break;
 
 		while (*pp != NULL) {
 			struct kept_exec *k = *pp;
@@ -717,7 +747,11 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 	snprintf(id, sizeof(id), "%s", sandbox_id(it->sb));
 	base = strrchr(it->run_dir, '/');
 	snprintf(pending, sizeof(pending), "%s", base ? base + 1 : it->run_dir);
-	pool_item_free(it);
+	/* Nothing writes the run directory after reduce: it is renamed
+	 * (retain) while the sweeper destroys the sandbox. */
+	if (res != NULL)
+		retain(e, pending, id, scope->token_index, res);
+	engine_doom(e, it);
 	it = NULL;
 	gate_leave(&e->gate, &running, &queued);
 	metrics_running(e->metrics, running, queued);
@@ -727,7 +761,6 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 		status = oom(err);
 		goto out;
 	}
-	retain(e, pending, id, scope->token_index, res);
 	exec_count(e, res, warm, t0);
 	*out = res;
 	res = NULL;
@@ -934,6 +967,14 @@ void engine_free(struct engine *e)
 		pthread_cond_broadcast(&e->cv);
 		pthread_mutex_unlock(&e->mu);
 		pthread_join(e->sweeper, NULL);
+	}
+	/* The sweeper empties the list before it stops; without one
+	 * (start failed), here. */
+	while (e->doomed != NULL) {
+		struct pool_item *it = e->doomed;
+
+		e->doomed = it->next;
+		pool_item_free(it);
 	}
 	/* Kept run directories go with the server: nothing serves their
 	 * artifacts any more (and the next start would sweep them). */
