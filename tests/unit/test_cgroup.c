@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "runtime/launch/cgroup.h"
+#include "tests/unit/unit_fds.h"
 
 #define MIB (1024ull * 1024ull)
 #define NOBODY 65534
@@ -446,6 +447,22 @@ static void test_fake_v2_busy_top_is_none(void **state)
 	fake_free(&fk);
 }
 
+/* A fake host whose v2 cgroup /svc offers memory only, and whose pids
+ * controller is a v1 hierarchy at tmp/pids where we sit at the root. */
+static void fake_v2_memory_v1_pids(struct fake *fk, struct cg_host *h)
+{
+	char text[PATH_MAX * 3];
+
+	fake_make(fk, "/svc", "memory\n", "memory\n", "");
+	mkdirs(fk->tmp, "pids");
+	pathf(text, sizeof(text),
+	      "41 31 0:38 / %s rw - cgroup2 cgroup2 rw\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n", fk->mnt,
+	      fk->tmp);
+	put(fk->tmp, "mountinfo", text);
+	put(fk->tmp, "cgroup", "8:pids:/\n0::/svc\n");
+	fake_detect(fk, h);
+}
+
 /* Memory and pids are decided apart: v2 offers memory only, the pids
  * cgroup is v1; a limit of 0 makes no cgroup of its kind. */
 static void test_fake_v2_memory_v1_pids(void **state)
@@ -454,17 +471,10 @@ static void test_fake_v2_memory_v1_pids(void **state)
 	struct cg_host h;
 	struct cg_run cg;
 	struct cg_limits only_pids = { 0, 16 };
-	char err[512] = "", buf[256], text[PATH_MAX * 3], want[PATH_MAX * 2];
+	char err[512] = "", buf[256], want[PATH_MAX * 2];
 
 	(void)state;
-	fake_make(&fk, "/svc", "memory\n", "memory\n", "");
-	mkdirs(fk.tmp, "pids");
-	pathf(text, sizeof(text),
-		 "41 31 0:38 / %s rw - cgroup2 cgroup2 rw\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n",
-		 fk.mnt, fk.tmp);
-	put(fk.tmp, "mountinfo", text);
-	put(fk.tmp, "cgroup", "8:pids:/\n0::/svc\n");
-	fake_detect(&fk, &h);
+	fake_v2_memory_v1_pids(&fk, &h);
 	assert_true(h.v2_memory);
 	assert_false(h.v2_pids);
 
@@ -495,6 +505,114 @@ static void test_fake_v2_memory_v1_pids(void **state)
 	assert_false(exists(want));
 	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
 	fake_free(&fk);
+}
+
+/* Inode of path, for telling which directory an fd is. */
+static ino_t ino_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		fail_msg("stat %s: %s", path, strerror(errno));
+	return st.st_ino;
+}
+
+/* The fast path's fds follow the kinds: a tasks file for each v1 cgroup in
+ * its fixed slot, the directory fd for the v2 one, and "0" written to each
+ * tasks fd by cgroup_self_attach(). */
+static void test_fake_fast_attach_fds(void **state)
+{
+	struct fake fk;
+	struct cg_host h;
+	struct cg_run cg;
+	struct stat st;
+	char err[512] = "", buf[256], text[PATH_MAX * 4];
+	int fds[CG_PROCS_FDS] = { 7, 7 };
+	int before, dfd;
+
+	(void)state;
+	before = unit_fd_count();
+
+	/* Nothing made: nothing to open, no error, attach writes nothing. */
+	memset(&cg, 0, sizeof(cg));
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	pathf(err, sizeof(err), "stale");
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_string_equal(err, "");
+	assert_int_equal(cgroup_self_attach(fds), 0);
+
+	/* v2 memory, v1 pids: one tasks fd, in the pids slot, and a dirfd. */
+	fake_v2_memory_v1_pids(&fk, &h);
+	create_ok(&cg, &h, "cordon-f1", &lim_64m_16);
+	assert_int_equal(cg.mem_kind, CG_V2);
+	assert_int_equal(cg.pids_kind, CG_V1);
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_int_equal(fds[0], -1);
+	assert_true(fds[1] >= 0);
+	dfd = cgroup_v2_dirfd(&cg, err, sizeof(err));
+	if (dfd < 0)
+		fail_msg("v2 dirfd: %s", err);
+	assert_int_equal(fstat(dfd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_ino, ino_of(cg.mem_dir));
+	assert_int_equal(cgroup_self_attach(fds), 0);
+	get(cg.pids_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	close(dfd);
+	close(fds[1]);
+	put(cg.pids_dir, "tasks", "");
+	destroy_ok(&cg, cg.mem_dir);
+
+	/* v1 both: two tasks fds, no dirfd; a written fd that fails (here
+	 * read-only) is an error with errno. */
+	mkdirs(fk.tmp, "memory");
+	pathf(text, sizeof(text),
+	      "38 31 0:35 / %s/memory rw - cgroup cgroup rw,memory\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n",
+	      fk.tmp, fk.tmp);
+	put(fk.tmp, "mountinfo", text);
+	put(fk.tmp, "cgroup", "4:memory:/\n8:pids:/\n");
+	fake_detect(&fk, &h);
+	create_ok(&cg, &h, "cordon-f2", &lim_64m_16);
+	assert_int_equal(cg.mem_kind, CG_V1);
+	assert_int_equal(cg.pids_kind, CG_V1);
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_string_equal(err, "");
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	assert_int_equal(cgroup_self_attach(fds), 0);
+	get(cg.mem_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	get(cg.pids_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	close(fds[1]);
+	pathf(text, sizeof(text), "%s/tasks", cg.pids_dir);
+	fds[1] = open(text, O_RDONLY | O_CLOEXEC);
+	assert_true(fds[1] >= 0);
+	errno = 0;
+	assert_int_equal(cgroup_self_attach(fds), -1);
+	assert_int_equal(errno, EBADF);
+	close(fds[0]);
+	close(fds[1]);
+
+	/* A cgroup that is gone: an error naming it, nothing left open. */
+	put(cg.mem_dir, "tasks", "");
+	put(cg.pids_dir, "tasks", "");
+	pathf(text, sizeof(text), "%s", cg.pids_dir);
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+	cg.mem_kind = CG_V1;
+	pathf(cg.mem_dir, sizeof(cg.mem_dir), "%s", text);
+	cg.plain_files = 0;
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), -1);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	assert_non_null(strstr(err, "cordon-f2/tasks: cannot open for writing"));
+	cg.mem_kind = CG_V2;
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cordon-f2: cannot open"));
+	fake_free(&fk);
+	assert_int_equal(unit_fd_count(), before);
 }
 
 /* Failures once a cgroup was usable: a bad name, a name that exists (the
@@ -966,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_fake_v2_busy_own_uses_sibling),
 		cmocka_unit_test(test_fake_v2_busy_top_is_none),
 		cmocka_unit_test(test_fake_v2_memory_v1_pids),
+		cmocka_unit_test(test_fake_fast_attach_fds),
 		cmocka_unit_test(test_fake_create_failures),
 		cmocka_unit_test(test_fake_destroy_kills_only_members),
 		cmocka_unit_test(test_real_detect),
