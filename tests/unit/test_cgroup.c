@@ -35,6 +35,7 @@
 
 #include "runtime/launch/cgroup.h"
 #include "tests/unit/unit_fds.h"
+#include "tests/unit/unit_read.h"
 
 #define MIB (1024ull * 1024ull)
 #define NOBODY 65534
@@ -976,16 +977,10 @@ static int self_lines_in(const char *name)
 {
 	char buf[4096];
 	size_t nl = strlen(name);
-	ssize_t got;
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC), n = 0;
+	int n = 0;
 
-	if (fd < 0)
+	if (unit_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
 		return -1;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return -1;
-	buf[got] = '\0';
 	for (char *line = buf, *end; (end = strchr(line, '\n')) != NULL; line = end + 1)
 		if ((size_t)(end - line) > nl && end[-(ptrdiff_t)nl - 1] == '/' &&
 		    strncmp(end - nl, name, nl) == 0)
