@@ -857,21 +857,20 @@ out:
 
 /* ---- use ---------------------------------------------------------------- */
 
-int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen)
+/* Open dirs[i]/file for writing into fds[i] for each dirs[i] != NULL,
+ * the others -1.  0, or -1 with err and nothing left open. */
+static int cg_open_each(const char *const dirs[CG_PROCS_FDS], const char *file, int plain, int fds[CG_PROCS_FDS],
+			char *err, size_t errlen)
 {
-	const char *dirs[CG_PROCS_FDS] = { NULL, NULL };
-	int n = 0;
+	int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (plain ? O_CREAT | O_APPEND : 0);
 
 	fds[0] = fds[1] = -1;
-	if (cg->mem_kind != CG_NONE)
-		dirs[n++] = cg->mem_dir;
-	if (cg->pids_kind != CG_NONE && (n == 0 || strcmp(cg->pids_dir, cg->mem_dir) != 0))
-		dirs[n++] = cg->pids_dir;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < CG_PROCS_FDS; i++) {
 		char path[PATH_MAX];
-		int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (cg->plain_files ? O_CREAT | O_APPEND : 0);
 
-		if (cg_path(path, sizeof(path), dirs[i], "/cgroup.procs", "") != 0) {
+		if (dirs[i] == NULL)
+			continue;
+		if (cg_path(path, sizeof(path), dirs[i], "/", file) != 0) {
 			cg_fail(err, errlen, "%s: path too long", dirs[i]);
 			goto fail;
 		}
@@ -889,6 +888,71 @@ fail:
 			fds[i] = -1;
 		}
 	return -1;
+}
+
+int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen)
+{
+	const char *dirs[CG_PROCS_FDS] = { NULL, NULL };
+	int n = 0;
+
+	if (cg->mem_kind != CG_NONE)
+		dirs[n++] = cg->mem_dir;
+	if (cg->pids_kind != CG_NONE && (n == 0 || strcmp(cg->pids_dir, cg->mem_dir) != 0))
+		dirs[n++] = cg->pids_dir;
+	return cg_open_each(dirs, "cgroup.procs", cg->plain_files, fds, err, errlen);
+}
+
+/* Slot i of fds is kind i (memory, pids), unlike cgroup_procs_open()'s
+ * packed list: v1 and v2 kinds may be mixed, and each slot's fate is then
+ * plain from cg alone. */
+int cgroup_tasks_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen)
+{
+	const char *dirs[CG_PROCS_FDS] = { NULL, NULL };
+
+	if (cg->mem_kind == CG_V1)
+		dirs[0] = cg->mem_dir;
+	if (cg->pids_kind == CG_V1 && (dirs[0] == NULL || strcmp(cg->pids_dir, cg->mem_dir) != 0))
+		dirs[1] = cg->pids_dir;
+	return cg_open_each(dirs, "tasks", cg->plain_files, fds, err, errlen);
+}
+
+int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen)
+{
+	/* One v2 cgroup serves both kinds (cgroup_create), so the first v2
+	 * directory found is the one. */
+	const char *dir = cg->mem_kind == CG_V2 ? cg->mem_dir : cg->pids_kind == CG_V2 ? cg->pids_dir : NULL;
+	int fd;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (dir == NULL)
+		return -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		cg_fail(err, errlen, "%s: cannot open: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* Runs in the executor after a raw clone: nothing here may allocate or
+ * take a lock another thread of the supervisor could hold. */
+int cgroup_self_attach(const int fds[CG_PROCS_FDS])
+{
+	for (int i = 0; i < CG_PROCS_FDS; i++) {
+		ssize_t n;
+
+		if (fds[i] < 0)
+			continue;
+		do
+			n = write(fds[i], "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -1;
+		if (n != 1) {
+			errno = EIO;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen)

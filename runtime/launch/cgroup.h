@@ -11,9 +11,10 @@
  *
  * Sequence: cgroup_detect() reads where the hierarchies are and which
  * cgroup we are in (it writes nothing); cgroup_create() makes the
- * execution's cgroups and sets the limits; cgroup_attach() moves the
- * executor in before it runs untrusted code; cgroup_usage() reads what
- * happened; cgroup_destroy() kills what is left and removes the cgroups.
+ * execution's cgroups and sets the limits; the executor gets in before it
+ * runs untrusted code, by the fast path below or by cgroup_attach() from
+ * outside; cgroup_usage() reads what happened; cgroup_destroy() kills what
+ * is left and removes the cgroups.
  */
 #ifndef CORDON_CGROUP_H
 #define CORDON_CGROUP_H
@@ -115,6 +116,55 @@ int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen);
  */
 #define CG_PROCS_FDS 2
 int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
+
+/*
+ * The executor's fast path in (docs/cgroups.md, "Attach").  Moving a
+ * process from outside, by writing its pid to cgroup.procs, takes the
+ * kernel's global threadgroup lock, whose write side waits for an RCU
+ * grace period on cgroup v1 (milliseconds).  Two ways skip it:
+ *
+ *   v1: a single-threaded process moves itself by writing "0" to the
+ *       hierarchy's `tasks` file, which moves only the writing thread and
+ *       takes no threadgroup lock.  The kernel judges that write by the
+ *       credentials of whoever OPENED the file: root, or an opener whose
+ *       euid is the writer's uid or saved uid (a delegated v1 cgroup).
+ *   v2: the process is born inside: clone3(CLONE_INTO_CGROUP) with the
+ *       cgroup directory's fd, judged against the caller of clone3.
+ *
+ * Who calls what:
+ *   supervisor, after cgroup_create() and before the clone:
+ *       cgroup_tasks_open() and cgroup_v2_dirfd();
+ *   supervisor, the clone: clone3 with CLONE_INTO_CGROUP and the dirfd
+ *       when that is >= 0, else the usual clone; then it closes the dirfd
+ *       and its copies of the tasks fds;
+ *   executor, first thing after the clone: cgroup_self_attach(), while it
+ *       is still single-threaded, before anything it allocates is charged
+ *       to the supervisor's memory cgroup, before it unshares its cgroup
+ *       namespace (rooted where it is), and before identity_drop() (a
+ *       non-root opener's euid must still be the writer's uid).  The fds
+ *       then go with the executor's other descriptors before execve.
+ */
+
+/* Open the `tasks` file of each v1 cgroup of cg, O_WRONLY|O_CLOEXEC|
+ * O_NOFOLLOW: fds[0] for memory, fds[1] for pids; -1 for a kind that is
+ * not CG_V1 (and fds[1] also when v1 memory and pids share one
+ * directory).  The caller owns and closes them.  Returns 0, or -1 with err
+ * and nothing open. */
+int cgroup_tasks_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
+
+/* The fd of cg's cgroup v2 directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC|
+ * O_NOFOLLOW), for clone3's CLONE_INTO_CGROUP, when any kind is CG_V2; the
+ * caller owns it.  -1 with err "" when no kind is CG_V2 (nothing to open);
+ * -1 with err filled when the open failed. */
+int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen);
+
+/* Executor side, between a raw clone and execve in what may be a
+ * multi-threaded supervisor: writes "0" to each fd >= 0 of fds (from
+ * cgroup_tasks_open()), moving the calling thread, which must be the
+ * process's only one.  Async-signal-safe: write(2) only, no allocation, no
+ * stdio, no locks.  Returns 0, or -1 with errno of the failed write (EIO
+ * for a short one). */
+int cgroup_self_attach(const int fds[CG_PROCS_FDS]);
 
 /* Read peak memory, OOM and pids-limit events.  Fields of a kind that is
  * CG_NONE, or whose file this kernel lacks, stay 0. */

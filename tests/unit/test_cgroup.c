@@ -18,6 +18,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,8 @@
 #include <cmocka.h>
 
 #include "runtime/launch/cgroup.h"
+#include "tests/unit/unit_fds.h"
+#include "tests/unit/unit_read.h"
 
 #define MIB (1024ull * 1024ull)
 #define NOBODY 65534
@@ -446,6 +450,22 @@ static void test_fake_v2_busy_top_is_none(void **state)
 	fake_free(&fk);
 }
 
+/* A fake host whose v2 cgroup /svc offers memory only, and whose pids
+ * controller is a v1 hierarchy at tmp/pids where we sit at the root. */
+static void fake_v2_memory_v1_pids(struct fake *fk, struct cg_host *h)
+{
+	char text[PATH_MAX * 3];
+
+	fake_make(fk, "/svc", "memory\n", "memory\n", "");
+	mkdirs(fk->tmp, "pids");
+	pathf(text, sizeof(text),
+	      "41 31 0:38 / %s rw - cgroup2 cgroup2 rw\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n", fk->mnt,
+	      fk->tmp);
+	put(fk->tmp, "mountinfo", text);
+	put(fk->tmp, "cgroup", "8:pids:/\n0::/svc\n");
+	fake_detect(fk, h);
+}
+
 /* Memory and pids are decided apart: v2 offers memory only, the pids
  * cgroup is v1; a limit of 0 makes no cgroup of its kind. */
 static void test_fake_v2_memory_v1_pids(void **state)
@@ -454,17 +474,10 @@ static void test_fake_v2_memory_v1_pids(void **state)
 	struct cg_host h;
 	struct cg_run cg;
 	struct cg_limits only_pids = { 0, 16 };
-	char err[512] = "", buf[256], text[PATH_MAX * 3], want[PATH_MAX * 2];
+	char err[512] = "", buf[256], want[PATH_MAX * 2];
 
 	(void)state;
-	fake_make(&fk, "/svc", "memory\n", "memory\n", "");
-	mkdirs(fk.tmp, "pids");
-	pathf(text, sizeof(text),
-		 "41 31 0:38 / %s rw - cgroup2 cgroup2 rw\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n",
-		 fk.mnt, fk.tmp);
-	put(fk.tmp, "mountinfo", text);
-	put(fk.tmp, "cgroup", "8:pids:/\n0::/svc\n");
-	fake_detect(&fk, &h);
+	fake_v2_memory_v1_pids(&fk, &h);
 	assert_true(h.v2_memory);
 	assert_false(h.v2_pids);
 
@@ -495,6 +508,114 @@ static void test_fake_v2_memory_v1_pids(void **state)
 	assert_false(exists(want));
 	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
 	fake_free(&fk);
+}
+
+/* Inode of path, for telling which directory an fd is. */
+static ino_t ino_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		fail_msg("stat %s: %s", path, strerror(errno));
+	return st.st_ino;
+}
+
+/* The fast path's fds follow the kinds: a tasks file for each v1 cgroup in
+ * its fixed slot, the directory fd for the v2 one, and "0" written to each
+ * tasks fd by cgroup_self_attach(). */
+static void test_fake_fast_attach_fds(void **state)
+{
+	struct fake fk;
+	struct cg_host h;
+	struct cg_run cg;
+	struct stat st;
+	char err[512] = "", buf[256], text[PATH_MAX * 4];
+	int fds[CG_PROCS_FDS] = { 7, 7 };
+	int before, dfd;
+
+	(void)state;
+	before = unit_fd_count();
+
+	/* Nothing made: nothing to open, no error, attach writes nothing. */
+	memset(&cg, 0, sizeof(cg));
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	pathf(err, sizeof(err), "stale");
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_string_equal(err, "");
+	assert_int_equal(cgroup_self_attach(fds), 0);
+
+	/* v2 memory, v1 pids: one tasks fd, in the pids slot, and a dirfd. */
+	fake_v2_memory_v1_pids(&fk, &h);
+	create_ok(&cg, &h, "cordon-f1", &lim_64m_16);
+	assert_int_equal(cg.mem_kind, CG_V2);
+	assert_int_equal(cg.pids_kind, CG_V1);
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_int_equal(fds[0], -1);
+	assert_true(fds[1] >= 0);
+	dfd = cgroup_v2_dirfd(&cg, err, sizeof(err));
+	if (dfd < 0)
+		fail_msg("v2 dirfd: %s", err);
+	assert_int_equal(fstat(dfd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_ino, ino_of(cg.mem_dir));
+	assert_int_equal(cgroup_self_attach(fds), 0);
+	get(cg.pids_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	close(dfd);
+	close(fds[1]);
+	put(cg.pids_dir, "tasks", "");
+	destroy_ok(&cg, cg.mem_dir);
+
+	/* v1 both: two tasks fds, no dirfd; a written fd that fails (here
+	 * read-only) is an error with errno. */
+	mkdirs(fk.tmp, "memory");
+	pathf(text, sizeof(text),
+	      "38 31 0:35 / %s/memory rw - cgroup cgroup rw,memory\n39 31 0:36 / %s/pids rw - cgroup cgroup rw,pids\n",
+	      fk.tmp, fk.tmp);
+	put(fk.tmp, "mountinfo", text);
+	put(fk.tmp, "cgroup", "4:memory:/\n8:pids:/\n");
+	fake_detect(&fk, &h);
+	create_ok(&cg, &h, "cordon-f2", &lim_64m_16);
+	assert_int_equal(cg.mem_kind, CG_V1);
+	assert_int_equal(cg.pids_kind, CG_V1);
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_string_equal(err, "");
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), 0);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	assert_int_equal(cgroup_self_attach(fds), 0);
+	get(cg.mem_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	get(cg.pids_dir, "tasks", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	close(fds[1]);
+	pathf(text, sizeof(text), "%s/tasks", cg.pids_dir);
+	fds[1] = open(text, O_RDONLY | O_CLOEXEC);
+	assert_true(fds[1] >= 0);
+	errno = 0;
+	assert_int_equal(cgroup_self_attach(fds), -1);
+	assert_int_equal(errno, EBADF);
+	close(fds[0]);
+	close(fds[1]);
+
+	/* A cgroup that is gone: an error naming it, nothing left open. */
+	put(cg.mem_dir, "tasks", "");
+	put(cg.pids_dir, "tasks", "");
+	pathf(text, sizeof(text), "%s", cg.pids_dir);
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+	cg.mem_kind = CG_V1;
+	pathf(cg.mem_dir, sizeof(cg.mem_dir), "%s", text);
+	cg.plain_files = 0;
+	assert_int_equal(cgroup_tasks_open(&cg, fds, err, sizeof(err)), -1);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	assert_non_null(strstr(err, "cordon-f2/tasks: cannot open for writing"));
+	cg.mem_kind = CG_V2;
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cordon-f2: cannot open"));
+	fake_free(&fk);
+	assert_int_equal(unit_fd_count(), before);
 }
 
 /* Failures once a cgroup was usable: a bad name, a name that exists (the
@@ -660,6 +781,28 @@ static int procs_has(const char *dir, pid_t pid)
 	return found;
 }
 
+/* Reap n orphaned grandchildren (we are their subreaper), each of which
+ * destroy must have killed: all come back within a second.  Then stop
+ * being a subreaper. */
+static void reap_killed(int n)
+{
+	int reaped = 0, status;
+
+	for (int tries = 0; tries < 1000 && reaped < n; tries++) {
+		struct timespec ts = { 0, 1000000 };
+		pid_t r = waitpid(-1, &status, WNOHANG);
+
+		if (r > 0) {
+			assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+			reaped++;
+		} else {
+			nanosleep(&ts, NULL);
+		}
+	}
+	assert_int_equal(reaped, n);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
 static void test_real_v1_memory_oom(void **state)
 {
 	struct cg_host h;
@@ -748,7 +891,7 @@ static void test_real_v1_pids_limit(void **state)
 	struct cg_usage u;
 	struct cg_limits lim = { 0, 16 };
 	char err[512] = "", name[64], buf[64], pids_dir[PATH_MAX];
-	int go[2], rep[2], status, forks = -1, reaped = 0, tries;
+	int go[2], rep[2], status, forks = -1;
 	pid_t child;
 
 	if (!real_v1_host(&h, 1))
@@ -816,20 +959,340 @@ static void test_real_v1_pids_limit(void **state)
 	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
 		fail_msg("destroy: %s", err);
 	assert_false(exists(pids_dir));
-	/* Every grandchild was killed: all come back within a second. */
-	for (tries = 0; tries < 1000 && reaped < forks; tries++) {
-		struct timespec ts = { 0, 1000000 };
-		pid_t r = waitpid(-1, &status, WNOHANG);
+	reap_killed(forks);
+}
 
-		if (r > 0) {
-			assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-			reaped++;
-		} else {
-			nanosleep(&ts, NULL);
+/* ---- the executor's fast path, on real cgroups ---------------------------- */
+
+/* A child made as the executor is: a raw clone (fork semantics, no atfork
+ * handlers), with flags beside SIGCHLD. */
+static pid_t raw_clone(unsigned long flags)
+{
+	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* In a child: how many lines of /proc/self/cgroup end in "/name" (one a
+ * hierarchy we are in). */
+static int self_lines_in(const char *name)
+{
+	char buf[4096];
+	size_t nl = strlen(name);
+	int n = 0;
+
+	if (unit_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (char *line = buf, *end; (end = strchr(line, '\n')) != NULL; line = end + 1)
+		if ((size_t)(end - line) > nl && end[-(ptrdiff_t)nl - 1] == '/' &&
+		    strncmp(end - nl, name, nl) == 0)
+			n++;
+	return n;
+}
+
+/* Codes a self-attaching child exits with. */
+enum { SA_OK = 0, SA_ATTACH = 20, SA_NOT_IN, SA_FORK, SA_NOT_OOM, SA_DROP, SA_OPEN, SA_CLONE, SA_GRAND };
+
+/* The v1 fast path: the tasks fds opened before the clone, "0" written by
+ * the child itself.  It and all it forks count against pids.max 3 (it is
+ * the first of the three, so its third fork fails), as they would had the
+ * supervisor moved it. */
+static void test_real_v1_self_attach_pids(void **state)
+{
+	struct cg_host h;
+	struct cg_run *cgp = *state;
+	struct cg_usage u;
+	struct cg_limits lim = { 64 * MIB, 3 };
+	char err[512] = "", name[64], buf[64];
+	int fds[CG_PROCS_FDS], rep[2], hold[2], status, got[3] = { -1, -1, -1 };
+	pid_t child;
+
+	if (!real_v1_host(&h, 1))
+		skip();
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	pathf(name, sizeof(name), "cordon-test-%d-self", (int)getpid());
+	if (cgroup_create(cgp, &h, name, &lim, err, sizeof(err)) != 0)
+		fail_msg("create: %s", err);
+	assert_int_equal(cgp->mem_kind, CG_V1);
+	assert_int_equal(cgp->pids_kind, CG_V1);
+	if (cgroup_tasks_open(cgp, fds, err, sizeof(err)) != 0)
+		fail_msg("tasks open: %s", err);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	assert_int_equal(pipe2(rep, O_CLOEXEC), 0);
+	/* The grandchildren wait on hold: should the attach not hold them
+	 * (a failing test), they still end when this process does. */
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	child = raw_clone(0);
+	assert_true(child >= 0);
+	if (child == 0) {
+		int r[3] = { 0, 0, 0 }; /* attach errno, hierarchies in, forks */
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(rep[0]);
+		close(hold[1]);
+		if (cgroup_self_attach(fds) != 0)
+			r[0] = errno;
+		r[1] = self_lines_in(name);
+		while (r[0] == 0 && r[2] < 10) {
+			pid_t g = fork();
+
+			if (g < 0)
+				break;
+			if (g == 0)
+				_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+			r[2]++;
 		}
+		_exit(write(rep[1], r, sizeof(r)) == (ssize_t)sizeof(r) ? SA_OK : SA_FORK);
 	}
-	assert_int_equal(reaped, forks);
-	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+	close(fds[0]);
+	close(fds[1]);
+	close(rep[1]);
+	close(hold[0]);
+	assert_int_equal(read(rep[0], got, sizeof(got)), (ssize_t)sizeof(got));
+	close(rep[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == SA_OK);
+	if (got[0] != 0)
+		fail_msg("self attach: %s", strerror(got[0]));
+	assert_int_equal(got[1], 2); /* memory and pids */
+	assert_int_equal(got[2], 2);
+	get(cgp->pids_dir, "pids.current", buf, sizeof(buf));
+	assert_string_equal(buf, "2");
+	if (cgroup_usage(cgp, &u, err, sizeof(err)) != 0)
+		fail_msg("usage: %s", err);
+	assert_true(u.pids_max_hit);
+	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
+		fail_msg("destroy: %s", err);
+	reap_killed(2);
+	close(hold[1]);
+}
+
+/* Memory the same way: a grandchild of the self-attached child touches
+ * 200 MiB under a 64 MiB limit and the cgroup's OOM killer ends it. */
+static void test_real_v1_self_attach_memory(void **state)
+{
+	struct cg_host h;
+	struct cg_run *cgp = *state;
+	struct cg_usage u;
+	char err[512] = "", name[64];
+	int fds[CG_PROCS_FDS], status;
+	pid_t child;
+
+	if (!real_v1_host(&h, 1))
+		skip();
+	pathf(name, sizeof(name), "cordon-test-%d-selfmem", (int)getpid());
+	if (cgroup_create(cgp, &h, name, &lim_64m_16, err, sizeof(err)) != 0)
+		fail_msg("create: %s", err);
+	if (cgroup_tasks_open(cgp, fds, err, sizeof(err)) != 0)
+		fail_msg("tasks open: %s", err);
+	child = raw_clone(0);
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cgroup_self_attach(fds) != 0)
+			_exit(SA_ATTACH);
+		if (self_lines_in(name) != 2)
+			_exit(SA_NOT_IN);
+		g = fork();
+		if (g < 0)
+			_exit(SA_FORK);
+		if (g == 0) {
+			size_t len = 200 * MIB;
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				_exit(1);
+			for (size_t i = 0; i < len; i += 4096)
+				p[i] = 1;
+			_exit(0);
+		}
+		if (waitpid(g, &status, 0) != g || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			_exit(SA_NOT_OOM);
+		_exit(SA_OK);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != SA_OK)
+		fail_msg("self-attached child: status 0x%x", status);
+	if (cgroup_usage(cgp, &u, err, sizeof(err)) != 0)
+		fail_msg("usage: %s", err);
+	assert_true(u.oom_killed);
+	assert_true(u.mem_peak <= 64 * MIB);
+	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
+		fail_msg("destroy: %s", err);
+}
+
+/* Drop to nobody for good; 0, or -1. */
+static int drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 ||
+	    setresuid(NOBODY, NOBODY, NOBODY) != 0)
+		return -1;
+	return 0;
+}
+
+/* Run in a raw-cloned child (flags: e.g. CLONE_NEWUSER): optionally drop
+ * to nobody, write "0" through fds, exit with an SA_ code and, on a failed
+ * write, the errno in rep. */
+static int self_attach_child(unsigned long flags, int drop, const int fds[CG_PROCS_FDS], const char *name)
+{
+	int status;
+	pid_t child = raw_clone(flags);
+
+	if (child < 0)
+		return SA_CLONE;
+	if (child == 0) {
+		if (drop && drop_to_nobody() != 0)
+			_exit(SA_DROP);
+		if (cgroup_self_attach(fds) != 0)
+			_exit(errno == EACCES ? EACCES : SA_ATTACH);
+		_exit(self_lines_in(name) == 1 ? SA_OK : SA_NOT_IN);
+	}
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return SA_GRAND;
+	return WEXITSTATUS(status);
+}
+
+/* As nobody with a delegated v1 cgroup: open tasks, then a child in a new
+ * user namespace (the executor's) joins it. */
+static int delegated_nobody(const struct cg_run *cg, const char *name)
+{
+	int fds[CG_PROCS_FDS], code;
+
+	if (drop_to_nobody() != 0)
+		return SA_DROP;
+	if (cgroup_tasks_open(cg, fds, NULL, 0) != 0)
+		return SA_OPEN;
+	code = self_attach_child(CLONE_NEWUSER, 0, fds, name);
+	close(fds[1]);
+	return code;
+}
+
+/* Open tasks with euid nobody (the real and saved uid stay root), then a
+ * root child writes: the kernel judges the opener, so it must refuse. */
+static int opened_by_nobody(const struct cg_run *cg, const char *name)
+{
+	int fds[CG_PROCS_FDS], r;
+
+	if (setresuid((uid_t)-1, NOBODY, (uid_t)-1) != 0)
+		return SA_DROP;
+	r = cgroup_tasks_open(cg, fds, NULL, 0);
+	if (setresuid((uid_t)-1, 0, (uid_t)-1) != 0)
+		return SA_DROP;
+	if (r != 0)
+		return SA_OPEN;
+	return self_attach_child(0, 0, fds, name);
+}
+
+/*
+ * Who may write: the kernel judges a v1 tasks write by the credentials of
+ * whoever opened the file (open-time credentials, Linux 5.16+).  So a fd
+ * root opened still works after the writer dropped to nobody (the order
+ * the executor relies on: open privileged, write after the clone); a
+ * delegated cgroup works rootless; and a fd nobody opened does not move a
+ * root writer, which is why a rootless executor writes before it changes
+ * its uid.
+ */
+static void test_real_v1_self_attach_who(void **state)
+{
+	struct cg_host h;
+	struct cg_run *cgp = *state;
+	struct cg_limits lim = { 0, 16 };
+	char err[512] = "", name[64], path[PATH_MAX * 2];
+	int fds[CG_PROCS_FDS], code, status;
+	pid_t pid;
+
+	if (!real_v1_host(&h, 1))
+		skip();
+	pathf(name, sizeof(name), "cordon-test-%d-who", (int)getpid());
+	if (cgroup_create(cgp, &h, name, &lim, err, sizeof(err)) != 0)
+		fail_msg("create: %s", err);
+	assert_int_equal(cgp->pids_kind, CG_V1);
+
+	if (cgroup_tasks_open(cgp, fds, err, sizeof(err)) != 0)
+		fail_msg("tasks open: %s", err);
+	assert_int_equal(fds[0], -1);
+	code = self_attach_child(0, 1, fds, name);
+	close(fds[1]);
+	if (code != SA_OK)
+		fail_msg("root-opened fd, writer dropped to nobody: code %d", code);
+
+	/* Delegated: the directory and its tasks file are nobody's. */
+	assert_int_equal(chown(cgp->pids_dir, NOBODY, NOBODY), 0);
+	pathf(path, sizeof(path), "%s/tasks", cgp->pids_dir);
+	assert_int_equal(chown(path, NOBODY, NOBODY), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(delegated_nobody(cgp, name));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != SA_OK)
+		fail_msg("delegated, opened by nobody, child in a user namespace: status 0x%x", status);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(opened_by_nobody(cgp, name));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != EACCES)
+		fail_msg("opened by nobody, written by root: status 0x%x, want exit %d (EACCES)", status, EACCES);
+	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
+		fail_msg("destroy: %s", err);
+}
+
+/* cgroup v2: born inside with clone3(CLONE_INTO_CGROUP) and the directory
+ * fd.  Any writable cgroup2 mount will do, controllers or not (our hosts
+ * have none on theirs), so the cg_run is made by hand. */
+static void test_real_v2_clone_into_cgroup(void **state)
+{
+	struct cg_host h;
+	struct cg_run *cgp = *state;
+	struct clone_args ca;
+	char err[512] = "", name[64];
+	int dfd, status;
+	pid_t child;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("    skipped: not root\n");
+		skip();
+	}
+	if (cgroup_detect(&h, NULL, NULL, err, sizeof(err)) != 0)
+		fail_msg("detect: %s", err);
+	if (h.v2.dir[0] == '\0' || access(h.v2.dir, W_OK) != 0) {
+		print_message("    skipped: no writable cgroup2 mount\n");
+		skip();
+	}
+	pathf(name, sizeof(name), "cordon-test-%d-v2", (int)getpid());
+	memset(cgp, 0, sizeof(*cgp));
+	cgp->mem_kind = CG_V2;
+	pathf(cgp->mem_dir, sizeof(cgp->mem_dir), "%s/%s", h.v2.dir, name);
+	pathf(cgp->mem_rel, sizeof(cgp->mem_rel), "%s/%s", strcmp(h.v2.rel, "/") == 0 ? "" : h.v2.rel, name);
+	assert_int_equal(mkdir(cgp->mem_dir, 0755), 0);
+	dfd = cgroup_v2_dirfd(cgp, err, sizeof(err));
+	if (dfd < 0)
+		fail_msg("v2 dirfd: %s", err);
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)dfd;
+	child = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (child < 0 && (errno == ENOSYS || errno == E2BIG)) {
+		close(dfd);
+		print_message("    skipped: no clone3 with CLONE_INTO_CGROUP (Linux 5.7)\n");
+		skip();
+	}
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(self_lines_in(name) == 1 ? SA_OK : SA_NOT_IN);
+	close(dfd);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != SA_OK)
+		fail_msg("clone3 child not in %s: status 0x%x", cgp->mem_dir, status);
+	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
+		fail_msg("destroy: %s", err);
 }
 
 /* ---- as an ordinary user ------------------------------------------------- */
@@ -966,11 +1429,16 @@ int main(void)
 		cmocka_unit_test(test_fake_v2_busy_own_uses_sibling),
 		cmocka_unit_test(test_fake_v2_busy_top_is_none),
 		cmocka_unit_test(test_fake_v2_memory_v1_pids),
+		cmocka_unit_test(test_fake_fast_attach_fds),
 		cmocka_unit_test(test_fake_create_failures),
 		cmocka_unit_test(test_fake_destroy_kills_only_members),
 		cmocka_unit_test(test_real_detect),
 		cmocka_unit_test_setup_teardown(test_real_v1_memory_oom, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_v1_pids_limit, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_pids, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_memory, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_who, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_v2_clone_into_cgroup, real_setup, real_teardown),
 		cmocka_unit_test(test_nonroot),
 	};
 
