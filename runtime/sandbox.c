@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -268,6 +269,7 @@ struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_s
 	sb->dir_fd = sb->audit_fd = sb->listen_fd = -1;
 	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = -1;
 	sb->out.fd = sb->err.fd = -1;
+	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
 	sb->pid = -1;
 	sb->leases[0] = sb->leases[1] = (struct hostid_lease)HOSTID_LEASE_NONE;
 	ws_init(&sb->ws, 0, 0, 0);
@@ -766,10 +768,12 @@ static int fd_high(int fd)
 	return hi;
 }
 
+#define CLONE_NS_ALL (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
 static int prep_launch(struct sandbox *sb)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
-	int pfd[2] = { -1, -1 }, pst[2] = { -1, -1 }, devnull = -1, rc = -1;
+	int pfd[2] = { -1, -1 }, pst[2] = { -1, -1 }, devnull = -1, rc = -1, v2fd = -1, cg_fast;
 	size_t maxout = (size_t)sb->pol->limits.max_output_bytes;
 	char buf[1024];
 	pid_t pid;
@@ -801,13 +805,28 @@ static int prep_launch(struct sandbox *sb)
 	sb->lp.parent_fds[3] = psync[1];
 	sb->lp.parent_fds[4] = pfd[0];
 	sb->lp.parent_fds[5] = pst[0];
+	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
 	/* A raw clone: fork semantics, with every namespace fresh at once but
 	 * the cgroup one, which the child makes once it is in its cgroups
 	 * (sequence.c step 3b).  The child calls nothing that allocates or
-	 * locks: other threads of a server may hold those locks. */
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-					   CLONE_NEWUTS | SIGCHLD,
-			     NULL, NULL, NULL, NULL);
+	 * locks: other threads of a server may hold those locks.  On cgroup
+	 * v2 the child is born in its cgroup (clone3 CLONE_INTO_CGROUP); on
+	 * v1 it moves itself through the tasks fds (step 0a); a move from
+	 * outside (cgroup_attach) is the fallback. */
+	if (cgroup_tasks_open(&sb->cg, sb->lp.cg_tasks, buf, sizeof(buf)) != 0 ||
+	    ((v2fd = cgroup_v2_dirfd(&sb->cg, buf, sizeof(buf))) < 0 && buf[0] != '\0')) {
+		sb_fail(sb, "cgroup", "%s", buf);
+		goto out;
+	}
+	if (v2fd >= 0) {
+		struct clone_args ca = { .flags = CLONE_NS_ALL | CLONE_INTO_CGROUP,
+					 .exit_signal = SIGCHLD,
+					 .cgroup = (uint64_t)v2fd };
+
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	} else {
+		pid = (pid_t)syscall(SYS_clone, CLONE_NS_ALL | SIGCHLD, NULL, NULL, NULL, NULL);
+	}
 	if (pid < 0) {
 		sb_fail(sb, "namespaces", "clone: %s", strerror(errno));
 		goto out;
@@ -815,6 +834,10 @@ static int prep_launch(struct sandbox *sb)
 	if (pid == 0)
 		launch_child(&sb->lp);
 	sb->pid = pid;
+	cg_fast = (sb->cg.mem_kind != CG_V1 || sb->lp.cg_tasks[0] >= 0) &&
+		  (sb->cg.pids_kind != CG_V1 || sb->lp.cg_tasks[1] >= 0 ||
+		   (sb->cg.mem_kind == CG_V1 && strcmp(sb->cg.mem_dir, sb->cg.pids_dir) == 0)) &&
+		  ((sb->cg.mem_kind != CG_V2 && sb->cg.pids_kind != CG_V2) || v2fd >= 0);
 	sb->fd_errpipe = perr[0];
 	sb->fd_sync = psync[1];
 	sb->fd_start = pst[0];
@@ -834,7 +857,9 @@ static int prep_launch(struct sandbox *sb)
 		sb_fail(sb, "sync", "the executor ended before setup: %s", strerror(errno));
 		goto out;
 	}
-	if (cgroup_attach(&sb->cg, pid, buf, sizeof(buf)) != 0) {
+	/* Every kind in place already, by the two fast paths; else the
+	 * whole attach from outside (a kind the fast paths could not open). */
+	if (!cg_fast && cgroup_attach(&sb->cg, pid, buf, sizeof(buf)) != 0) {
 		sb_fail(sb, "cgroup", "%s", buf);
 		goto out;
 	}
@@ -855,7 +880,7 @@ static int prep_launch(struct sandbox *sb)
 	rc = 0;
 out:
 	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], pfd[0], pfd[1],
-				 pst[0], pst[1], devnull, -2 };
+				 pst[0], pst[1], devnull, v2fd, sb->lp.cg_tasks[0], sb->lp.cg_tasks[1], -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);

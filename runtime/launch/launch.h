@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "cordon/policy.h"
+#include "runtime/launch/cgroup.h"
 
 #define LAUNCH_MAX_MOUNTS 96
 #define LAUNCH_MAX_ENV 96
@@ -79,6 +80,9 @@ struct launch_plan {
 	 * the loader writes 'r' once its preloads are imported and reads 'g'
 	 * once the program is in the workspace (sandbox.h). */
 	int start_fd;
+	/* v1 cgroups' `tasks` files, opened by the supervisor (cgroup.h,
+	 * "Attach"): the child writes "0" to each first thing; -1 unused. */
+	int cg_tasks[CG_PROCS_FDS];
 	int stdin_fd, stdout_fd, stderr_fd;
 	/* The supervisor's ends of the pipes, which clone copied into the
 	 * child: closed first, or the sync pipe could never report the

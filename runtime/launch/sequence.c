@@ -122,6 +122,13 @@ void launch_child(const struct launch_plan *lp)
 	for (size_t i = 0; i < sizeof(lp->parent_fds) / sizeof(lp->parent_fds[0]); i++)
 		if (lp->parent_fds[i] >= 0)
 			close(lp->parent_fds[i]);
+	/* 0a. Into our v1 cgroups, first thing: we are single-threaded and
+	 * still the supervisor's ids, and nothing is charged to the
+	 * supervisor's cgroups yet.  Writing "0" to `tasks` moves us without
+	 * the threadgroup lock whose RCU wait a move from outside pays (on v2
+	 * the clone put us there already). */
+	if (cgroup_self_attach(lp->cg_tasks) != 0)
+		die(lp, "cgroup", strerror(errno));
 	/* 0. A session of our own: kill(0, ...) and terminal signals must not
 	 * reach the supervisor's process group (rootless, only the uid check
 	 * would stand between them, and it does not: same uid). */
