@@ -28,7 +28,7 @@ OPT := -O2
 endif
 
 PKGS_COMPILER := yaml-0.1 libseccomp libsodium libcjson
-PKGS_RUNTIME := libsodium libcjson libcap sqlite3
+PKGS_RUNTIME := libsodium libcjson sqlite3
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -I. -I$(B)/gen
