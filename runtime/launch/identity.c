@@ -27,11 +27,11 @@ static int write_proc(pid_t pid, const char *file, const char *text, char *msg, 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(msg, n, "open %s: %s", path, strerror(errno));
+		snprintf(msg, n, "open %s: %s", path, launch_strerror(errno));
 		return -1;
 	}
 	if (write(fd, text, (size_t)len) != len) {
-		snprintf(msg, n, "write %s (%s): %s", path, text, strerror(errno));
+		snprintf(msg, n, "write %s (%s): %s", path, text, launch_strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -69,15 +69,15 @@ int identity_drop(const struct launch_plan *lp, char *msg, size_t n)
 {
 	/* Groups first: once the uid changes, CAP_SETGID may be gone. */
 	if (!lp->rootless && syscall(SYS_setgroups, 0, NULL) != 0) {
-		snprintf(msg, n, "setgroups: %s", strerror(errno));
+		snprintf(msg, n, "setgroups: %s", launch_strerror(errno));
 		return -1;
 	}
 	if (syscall(SYS_setresgid, lp->gid, lp->gid, lp->gid) != 0) {
-		snprintf(msg, n, "setresgid %u: %s", (unsigned)lp->gid, strerror(errno));
+		snprintf(msg, n, "setresgid %u: %s", (unsigned)lp->gid, launch_strerror(errno));
 		return -1;
 	}
 	if (syscall(SYS_setresuid, lp->uid, lp->uid, lp->uid) != 0) {
-		snprintf(msg, n, "setresuid %u: %s", (unsigned)lp->uid, strerror(errno));
+		snprintf(msg, n, "setresuid %u: %s", (unsigned)lp->uid, launch_strerror(errno));
 		return -1;
 	}
 	if (getuid() != lp->uid || geteuid() != lp->uid || getgid() != lp->gid || getegid() != lp->gid) {

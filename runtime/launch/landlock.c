@@ -64,14 +64,14 @@ static int add_rule(int ruleset, const char *path, uint64_t access, char *msg, s
 	int rc;
 
 	if (fd < 0) {
-		snprintf(msg, n, "landlock rule for %s: %s", path, strerror(errno));
+		snprintf(msg, n, "landlock rule for %s: %s", path, launch_strerror(errno));
 		return -1;
 	}
 	pb.allowed_access = access;
 	pb.parent_fd = fd;
 	rc = (int)syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
 	if (rc != 0)
-		snprintf(msg, n, "landlock rule for %s: %s", path, strerror(errno));
+		snprintf(msg, n, "landlock rule for %s: %s", path, launch_strerror(errno));
 	close(fd);
 	return rc == 0 ? 0 : -1;
 }
@@ -107,7 +107,7 @@ int landlock_apply(const struct launch_plan *lp, int *abi_out, char *msg, size_t
 	}
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
 	if (ruleset < 0) {
-		snprintf(msg, n, "landlock_create_ruleset (ABI %d): %s", abi, strerror(errno));
+		snprintf(msg, n, "landlock_create_ruleset (ABI %d): %s", abi, launch_strerror(errno));
 		return -1;
 	}
 	ro = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
@@ -126,7 +126,7 @@ int landlock_apply(const struct launch_plan *lp, int *abi_out, char *msg, size_t
 		if (add_rule(ruleset, lp->landlock_rw[i], fs, msg, n) != 0)
 			goto out;
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
-		snprintf(msg, n, "landlock_restrict_self: %s", strerror(errno));
+		snprintf(msg, n, "landlock_restrict_self: %s", launch_strerror(errno));
 		goto out;
 	}
 	rc = 0;

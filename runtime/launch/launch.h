@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "cordon/policy.h"
@@ -89,6 +90,16 @@ struct launch_plan {
 	 * supervisor's death (the child would hold its write end). */
 	int parent_fds[6];
 };
+
+/* strerror() for the child: glibc's strerror() translates through the
+ * locale (a lock another thread of a server may have held at the clone)
+ * and allocates for an unknown errno; strerrordesc_np() reads a table. */
+static inline const char *launch_strerror(int e)
+{
+	const char *d = strerrordesc_np(e);
+
+	return d != NULL ? d : "unknown error";
+}
 
 /* The child's whole life: never returns. */
 void launch_child(const struct launch_plan *lp) __attribute__((noreturn));

@@ -94,30 +94,30 @@ static int mount_private(const struct launch_mount *m, const char *dst, int *fd_
 	char opts[128], sub[PATH_MAX];
 
 	if (mkdir_p(dst, 0755) != 0)
-		FAIL("mkdir %s: %s", m->dst, strerror(errno));
+		FAIL("mkdir %s: %s", m->dst, launch_strerror(errno));
 	if (m->size != 0)
 		snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)m->size,
 			 (unsigned long long)m->inodes);
 	else
 		snprintf(opts, sizeof(opts), "mode=0755,nr_inodes=%llu", (unsigned long long)m->inodes);
 	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
-		FAIL("tmpfs on %s: %s", m->dst, strerror(errno));
+		FAIL("tmpfs on %s: %s", m->dst, launch_strerror(errno));
 	for (unsigned i = 0; i < m->nrw_sub; i++) {
 		if (snprintf(sub, sizeof(sub), "%s/%s", dst, m->rw_sub[i]) >= (int)sizeof(sub) || mkdir_p(sub, 0700) != 0)
-			FAIL("mkdir %s/%s: %s", m->dst, m->rw_sub[i], strerror(errno));
+			FAIL("mkdir %s/%s: %s", m->dst, m->rw_sub[i], launch_strerror(errno));
 	}
 	*fd_out = (int)syscall(SYS_open_tree, AT_FDCWD, dst, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (*fd_out < 0)
-		FAIL("open_tree %s: %s", m->dst, strerror(errno));
+		FAIL("open_tree %s: %s", m->dst, launch_strerror(errno));
 	for (unsigned i = 0; i < m->nrw_sub; i++) {
 		if (snprintf(sub, sizeof(sub), "%s/%s", dst, m->rw_sub[i]) >= (int)sizeof(sub) ||
 		    mount(sub, sub, NULL, MS_BIND, NULL) != 0 ||
 		    mount(NULL, sub, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV, NULL) != 0)
-			FAIL("bind %s/%s: %s", m->dst, m->rw_sub[i], strerror(errno));
+			FAIL("bind %s/%s: %s", m->dst, m->rw_sub[i], launch_strerror(errno));
 	}
 	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | (m->nrw_sub ? 0 : MS_NOEXEC),
 		  NULL) != 0)
-		FAIL("read-only %s: %s", m->dst, strerror(errno));
+		FAIL("read-only %s: %s", m->dst, launch_strerror(errno));
 	return 0;
 }
 
@@ -133,10 +133,10 @@ static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_
 		char opts[64];
 
 		if (mkdir_p(dst, 0755) != 0)
-			FAIL("mkdir %s: %s", m->dst, strerror(errno));
+			FAIL("mkdir %s: %s", m->dst, launch_strerror(errno));
 		snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)m->size);
 		if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
-			FAIL("tmpfs on %s: %s", m->dst, strerror(errno));
+			FAIL("tmpfs on %s: %s", m->dst, launch_strerror(errno));
 		return 0;
 	}
 	if (m->kind == LM_PRIVATE)
@@ -145,10 +145,10 @@ static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_
 	if (snprintf(src, sizeof(src), "/oldroot%s", m->src) >= (int)sizeof(src))
 		FAIL("mount source %s: path too long", m->src);
 	if (stat(src, &st) != 0)
-		FAIL("mount source %s: %s", m->src, strerror(errno));
+		FAIL("mount source %s: %s", m->src, launch_strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
 		if (mkdir_p(dst, 0755) != 0)
-			FAIL("mkdir %s: %s", m->dst, strerror(errno));
+			FAIL("mkdir %s: %s", m->dst, launch_strerror(errno));
 	} else {
 		char parent[PATH_MAX];
 		char *slash;
@@ -158,17 +158,17 @@ static int mount_one(const struct launch_mount *m, int *fd_out, char *msg, size_
 		if (slash != NULL && slash != parent)
 			*slash = '\0';
 		if (mkdir_p(parent, 0755) != 0 || touch(dst) != 0)
-			FAIL("create %s: %s", m->dst, strerror(errno));
+			FAIL("create %s: %s", m->dst, launch_strerror(errno));
 	}
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
-		FAIL("bind %s on %s: %s", m->src, m->dst, strerror(errno));
+		FAIL("bind %s on %s: %s", m->src, m->dst, launch_strerror(errno));
 	extra = locked_flags(dst) | MS_NOSUID;
 	if (m->kind != LM_DEVFILE)
 		extra |= MS_NODEV;
 	if (m->kind != LM_BIND_RW)
 		extra |= MS_RDONLY;
 	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | extra, NULL) != 0)
-		FAIL("remount %s (%s): %s", m->dst, m->kind == LM_BIND_RW ? "rw" : "ro", strerror(errno));
+		FAIL("remount %s (%s): %s", m->dst, m->kind == LM_BIND_RW ? "rw" : "ro", launch_strerror(errno));
 	return 0;
 }
 
@@ -192,14 +192,14 @@ static int write_etc(const struct launch_plan *lp, char *msg, size_t n)
 	char text[256];
 
 	if (mkdir_p(NEWROOT "/etc", 0755) != 0)
-		FAIL("mkdir /etc: %s", strerror(errno));
+		FAIL("mkdir /etc: %s", launch_strerror(errno));
 	snprintf(text, sizeof(text), "sandbox:x:%u:%u:cordon executor:/workspace/work:/usr/sbin/nologin\n",
 		 (unsigned)lp->uid, (unsigned)lp->gid);
 	if (write_file(NEWROOT "/etc/passwd", text) != 0)
-		FAIL("write /etc/passwd: %s", strerror(errno));
+		FAIL("write /etc/passwd: %s", launch_strerror(errno));
 	snprintf(text, sizeof(text), "sandbox:x:%u:\n", (unsigned)lp->gid);
 	if (write_file(NEWROOT "/etc/group", text) != 0)
-		FAIL("write /etc/group: %s", strerror(errno));
+		FAIL("write /etc/group: %s", launch_strerror(errno));
 	return 0;
 }
 
@@ -230,7 +230,7 @@ static int private_send(const struct launch_plan *lp, const int *fds, unsigned n
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
 	if (sendmsg(lp->fd_sock, &mh, MSG_NOSIGNAL) != 1)
-		FAIL("send the private filesystems: %s", strerror(errno));
+		FAIL("send the private filesystems: %s", launch_strerror(errno));
 	return 0;
 }
 
@@ -250,22 +250,22 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 		FAIL("setfsuid/setfsgid %u/%u did not take", (unsigned)lp->uid, (unsigned)lp->gid);
 	/* Nothing done below may propagate back to the host's mount tree. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		FAIL("make / private: %s", strerror(errno));
+		FAIL("make / private: %s", launch_strerror(errno));
 	/* The root is built on a base of our own, as bubblewrap does: a tmpfs
 	 * over /tmp becomes our root with the host's under /oldroot.  No host
 	 * directory of the supervisor's is needed to build on, so a 0700 run
 	 * directory or TMPDIR is no obstacle and no host path of a run shows
 	 * in the sandbox's mountinfo. */
 	if (mount("tmpfs", LAUNCH_BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k,nr_inodes=16") != 0)
-		FAIL("tmpfs base on %s: %s", LAUNCH_BASE, strerror(errno));
+		FAIL("tmpfs base on %s: %s", LAUNCH_BASE, launch_strerror(errno));
 	if (chdir(LAUNCH_BASE) != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0)
-		FAIL("base directories: %s", strerror(errno));
+		FAIL("base directories: %s", launch_strerror(errno));
 	if (syscall(SYS_pivot_root, ".", "oldroot") != 0)
-		FAIL("pivot_root to the base: %s", strerror(errno));
+		FAIL("pivot_root to the base: %s", launch_strerror(errno));
 	if (chdir("/") != 0)
-		FAIL("chdir /: %s", strerror(errno));
+		FAIL("chdir /: %s", launch_strerror(errno));
 	if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
-		FAIL("tmpfs root: %s", strerror(errno));
+		FAIL("tmpfs root: %s", launch_strerror(errno));
 	for (unsigned i = 0; i < lp->nmounts; i++) {
 		int fd = -1;
 
@@ -284,7 +284,7 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (snprintf(path, sizeof(path), NEWROOT "%s", links[i][1]) >= (int)sizeof(path) ||
 		    (symlink(links[i][0], path) != 0 && errno != EEXIST)) {
-			snprintf(msg, n, "symlink %s: %s", links[i][1], strerror(errno));
+			snprintf(msg, n, "symlink %s: %s", links[i][1], launch_strerror(errno));
 			goto out;
 		}
 	}
@@ -293,18 +293,18 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 	 * write it anyway; this keeps it so if a mapping ever changes). */
 	if (mkdir_p(NEWROOT "/proc", 0555) != 0 ||
 	    mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-		snprintf(msg, n, "mount proc: %s", strerror(errno));
+		snprintf(msg, n, "mount proc: %s", launch_strerror(errno));
 		goto out;
 	}
 	if (mount(NEWROOT "/proc/sys", NEWROOT "/proc/sys", NULL, MS_BIND | MS_REC, NULL) != 0 ||
 	    mount(NULL, NEWROOT "/proc/sys", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) != 0) {
-		snprintf(msg, n, "read-only /proc/sys: %s", strerror(errno));
+		snprintf(msg, n, "read-only /proc/sys: %s", launch_strerror(errno));
 		goto out;
 	}
 	/* The root itself becomes read-only once everything is in place. */
 	if (mount(NULL, NEWROOT, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
-		snprintf(msg, n, "read-only root: %s", strerror(errno));
+		snprintf(msg, n, "read-only root: %s", launch_strerror(errno));
 		goto out;
 	}
 	if (private_send(lp, fds, nfds, msg, n) != 0)
@@ -312,20 +312,20 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 	/* The host's tree goes first, then the base: pivot_root(".", ".")
 	 * stacks the base under the new root and the detach removes it. */
 	if (umount2("/oldroot", MNT_DETACH) != 0) {
-		snprintf(msg, n, "detach the host root: %s", strerror(errno));
+		snprintf(msg, n, "detach the host root: %s", launch_strerror(errno));
 		goto out;
 	}
 	if (chdir(NEWROOT) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0 ||
 	    chdir("/") != 0) {
-		snprintf(msg, n, "pivot_root to the new root: %s", strerror(errno));
+		snprintf(msg, n, "pivot_root to the new root: %s", launch_strerror(errno));
 		goto out;
 	}
 	if (chdir("/workspace/work") != 0) {
-		snprintf(msg, n, "chdir /workspace/work: %s", strerror(errno));
+		snprintf(msg, n, "chdir /workspace/work: %s", launch_strerror(errno));
 		goto out;
 	}
 	if (sethostname("cordon", 6) != 0) {
-		snprintf(msg, n, "sethostname: %s", strerror(errno));
+		snprintf(msg, n, "sethostname: %s", launch_strerror(errno));
 		goto out;
 	}
 	rc = 0;

@@ -54,12 +54,12 @@ static int rlimits_apply(const struct launch_plan *lp, char *msg, size_t n)
 
 	for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
 		if (lims[i].v != 0 && set_limit(lims[i].res, lims[i].v) != 0) {
-			snprintf(msg, n, "RLIMIT_%s %llu: %s", lims[i].name, (unsigned long long)lims[i].v, strerror(errno));
+			snprintf(msg, n, "RLIMIT_%s %llu: %s", lims[i].name, (unsigned long long)lims[i].v, launch_strerror(errno));
 			return -1;
 		}
 	}
 	if (set_limit(RLIMIT_CORE, 0) != 0) {
-		snprintf(msg, n, "RLIMIT_CORE 0: %s", strerror(errno));
+		snprintf(msg, n, "RLIMIT_CORE 0: %s", launch_strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -80,7 +80,7 @@ static int loopback_up(char *msg, size_t n)
 	rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
 out:
 	if (rc != 0)
-		snprintf(msg, n, "bring up lo: %s", strerror(errno));
+		snprintf(msg, n, "bring up lo: %s", launch_strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -128,18 +128,18 @@ void launch_child(const struct launch_plan *lp)
 	 * the threadgroup lock whose RCU wait a move from outside pays (on v2
 	 * the clone put us there already). */
 	if (cgroup_self_attach(lp->cg_tasks) != 0)
-		die(lp, "cgroup", strerror(errno));
+		die(lp, "cgroup", launch_strerror(errno));
 	/* 0. A session of our own: kill(0, ...) and terminal signals must not
 	 * reach the supervisor's process group (rootless, only the uid check
 	 * would stand between them, and it does not: same uid). */
 	if (setsid() < 0)
-		die(lp, "session", strerror(errno));
+		die(lp, "session", launch_strerror(errno));
 	/* 1. Wait until the supervisor has written our id maps: nothing below
 	 * may run unmapped.  EOF means the supervisor is gone. */
 	if (read(lp->sync_fd, &byte, 1) != 1)
 		die(lp, "sync", "supervisor went away before setup");
 	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
-		die(lp, "stdio", strerror(errno));
+		die(lp, "stdio", launch_strerror(errno));
 	/* 2. The root: needs CAP_SYS_ADMIN of our user namespace, so first.
 	 * It hands the supervisor the private filesystems (workspace, client,
 	 * socket) to fill while we go on. */
@@ -155,7 +155,7 @@ void launch_child(const struct launch_plan *lp)
 	 * we are in it: /proc/self/cgroup then names no host cgroup (which
 	 * carries the supervisor's pid).  Needs CAP_SYS_ADMIN: before the drop. */
 	if (unshare(CLONE_NEWCGROUP) != 0)
-		die(lp, "namespaces", strerror(errno));
+		die(lp, "namespaces", launch_strerror(errno));
 	/* 3c. Loopback needs CAP_NET_ADMIN of our namespaces: before the drop. */
 	if (lp->loopback && loopback_up(msg, sizeof(msg)) != 0)
 		die(lp, "network", msg);
@@ -172,7 +172,7 @@ void launch_child(const struct launch_plan *lp)
 	/* 7. Parent death: the credential changes above cleared any earlier
 	 * setting, so it is set here, and the supervisor re-checked. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-		die(lp, "pdeathsig", strerror(errno));
+		die(lp, "pdeathsig", launch_strerror(errno));
 	{
 		/* getppid() is 0 across a pid namespace, so the sync pipe tells
 		 * instead: the supervisor holds its write end until we are
@@ -185,13 +185,13 @@ void launch_child(const struct launch_plan *lp)
 	/* 8. no_new_privs: required by landlock and seccomp for an
 	 * unprivileged caller, and makes setuid binaries inert. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		die(lp, "no_new_privs", strerror(errno));
+		die(lp, "no_new_privs", launch_strerror(errno));
 	/* 9. Landlock, after pivot_root: its rules name the new root's paths. */
 	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
 		die(lp, "landlock", msg);
 	/* 10. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
-		die(lp, "fds", strerror(errno));
+		die(lp, "fds", launch_strerror(errno));
 	/* A umask of our own: the program's files must not depend on how
 	 * the supervisor was started (a service's UMask=0077 would make every
 	 * artifact 0600 under serve and not under a shell's run). */
@@ -205,20 +205,20 @@ void launch_child(const struct launch_plan *lp)
 		if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
 			signal(sig, SIG_DFL);
 	if (sigprocmask(SIG_SETMASK, &all, NULL) != 0)
-		die(lp, "signals", strerror(errno));
+		die(lp, "signals", launch_strerror(errno));
 	/* 11. Seccomp last: the filter may refuse calls the steps above need. */
 	if (lp->filter != NULL) {
 		struct sock_fprog prog = { (unsigned short)lp->nfilter, (struct sock_filter *)lp->filter };
 
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
-			die(lp, "seccomp", strerror(errno));
+			die(lp, "seccomp", launch_strerror(errno));
 	}
 	{
 		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)"/workspace/work/main.py", NULL };
 
 		/* 12. The interpreter, with the environment of the plan. */
 		execve(lp->interpreter, argv, lp->envp);
-		snprintf(msg, sizeof(msg), "execve %s: %s", lp->interpreter, strerror(errno));
+		snprintf(msg, sizeof(msg), "execve %s: %s", lp->interpreter, launch_strerror(errno));
 		die(lp, "exec", msg);
 	}
 }
