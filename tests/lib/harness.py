@@ -648,9 +648,13 @@ class ServeBackend:
         self.sock = os.path.join(d, "serve.sock")
         args = [suite.cordon, "serve", "--policies", pdir, "--trusted-key", pub, "--socket", self.sock,
                 "--pool", "2"]
-        # Options of the API contract, given where this server has them:
-        # the suites run up to 20 executions at once.
-        for opt, val in (("--max-concurrency", "24"), ("--queue", "64")):
+        # Options given where this server has them: the suites run up to
+        # 20 executions at once (the default is twice the CPUs); its run
+        # directories go in a work directory of the suite's own, which
+        # must be empty once it has stopped.
+        self.work = os.path.join(d, "work")
+        for opt, val in (("--max-concurrency", "24"), ("--queue", "64"), ("--work-dir", self.work),
+                         ("--grace", "10")):
             if opt in help_text:
                 args += [opt, val]
         args += list(extra_args)
@@ -751,6 +755,12 @@ class ServeBackend:
         mounts = sorted(m for m in self._mounts() - self.mounts_before if "cordon" in m or S.W in m)
         if mounts:
             bad.append("mounts left: %s" % mounts)
+        try:
+            kept = os.listdir(self.work)
+        except OSError:
+            kept = []
+        if kept:
+            bad.append("its work directory holds %s" % kept[:5])
         if os.geteuid() == 0:
             stale = [u for u in sorted(ids) if lock_state(str(u)) == "stale"]
             if stale:
