@@ -374,7 +374,8 @@ class Suite:
                 bad.append("%s alive: %s (killed now)" % (label, alive_pids))
                 kill_pids(alive_pids)
         bad += self._lock_leftovers()
-        foreign = cgroup_dirs()
+        serving = set(cgroup_dirs(pids=[self.backend.pid])) if self.backend and self.backend.serve else set()
+        foreign = [d for d in cgroup_dirs() if d not in serving]   # a live server's warm sandboxes are its own
         if foreign:
             self.note("cordon-* cgroups not made by this suite (another run on the host?): %s" % foreign)
         self.emit(not bad, "leftovers", "; ".join(bad) if bad else
@@ -446,7 +447,11 @@ class Suite:
         holding every blob.  env: added to every cordon's environment."""
         self.env = dict(env or {})
         if self.serve:
-            self.backend = ServeBackend(self, serve_args)
+            try:
+                self.backend = ServeBackend(self, serve_args)
+            except RuntimeError as e:
+                self.emit(False, "serve_started", e)
+                raise SystemExit(self.finish())
         else:
             self.backend = RunBackend(self)
         return self.backend
@@ -732,6 +737,11 @@ class ServeBackend:
         procs = [(p, start_time(p), host_uid(p)) for p in descendants(self.pid)]
         ids = {u for _, _, u in procs if u not in (None, 0, os.geteuid())}
         t0 = time.monotonic()
+        early = self.p.poll()
+        if early is not None:
+            S.emit(False, "serve_stopped", "the server had exited (status %s) before SIGTERM: %s" % (
+                early, self.log_tail(400)), layer="supervisor")
+            return
         self.p.send_signal(signal.SIGTERM)
         try:
             rc = self.p.wait(30)
@@ -766,6 +776,8 @@ class ServeBackend:
             if stale:
                 bad.append("host-id lock files left, held by nobody: %s" % stale)
         S.scan_sanitizer("cordon serve", self.log_tail(4000))
+        if bad or False in S.results:     # its own account of what went wrong
+            S.note("cordon serve's log ends: %s" % " | ".join(self.log_tail(1500).splitlines()[-12:]))
         S.emit(not bad, "serve_stopped", "; ".join(bad) if bad else
                "SIGTERM: exit 0 in %.1fs; none of its %d sandbox processes, no cgroup cordon-%d-*, mount or "
                "host-id lock (%d ids) left" % (took, len(procs), self.pid, len(ids)), layer="supervisor")
@@ -825,16 +837,16 @@ class ServeExecution:
             except ValueError:
                 time.sleep(1)
         self.http, self.raw = st, raw
+        self.t1 = time.monotonic()
         self.done.set()
 
     def poll(self):
         return 0 if self.done.is_set() else None
 
     def wait(self, limit=60):
-        self.done.wait(limit + 5)
-        self.elapsed = time.monotonic() - self.t0
-        if not self.done.is_set():
-            self.http, self.raw = 0, b"no answer within %d s" % limit
+        if not self.done.wait(limit + 5):
+            self.http, self.raw, self.t1 = 0, b"no answer within %d s" % limit, time.monotonic()
+        self.elapsed = self.t1 - self.t0
         self.out, self.err = getattr(self, "raw", b""), b""
         try:
             self.res = json.loads(self.raw.decode()) if self.http == 200 else None
