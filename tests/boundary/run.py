@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-# run.py - the boundary tests of one mode (root or rootless): every attack in
-# attacks/ runs inside `cordon run`, and each check asserts that the attack
-# failed and which layer stopped it (README.md).  run.sh calls this once as
-# root and once as an unprivileged user.
+# run.py - the boundary tests of one mode: every attack in attacks/ runs
+# inside a sandbox, and each check asserts that the attack failed and which
+# layer stopped it (README.md).  run.sh calls this as root, as an
+# unprivileged user, and through cordon serve.
 #
 #   BUILD=DIR (cordon, cordonc)  POLICIES=DIR (shipped profiles)
-#   /usr/bin/python3 run.py root|rootless
+#   /usr/bin/python3 run.py root|rootless|serve|serve-rootless
 #
-# Each check prints one line, "ok|FAIL MODE CHECK LAYER EVIDENCE"; the exit
-# status is 1 when any check failed.  Layer names and how each is decided
-# are in README.md.  Expectations differ between the modes only where the
-# mechanism does: memory and pids (cgroup as root, rlimit rootless) and who
-# owns the executor's files on the host.
+# root and rootless run each attack with `cordon run`; serve and
+# serve-rootless send it to one `cordon serve` (POST /v1/executions) and
+# expect the SAME layer: the warm path enforces what the cold path does.
+# A check that needs what only `cordon run` has prints "skip ... run-only"
+# with the reason.  Each check prints one line, "ok|FAIL MODE CHECK LAYER
+# EVIDENCE" (tests/lib/harness.py); the exit status is 1 when any check
+# failed.  Layer names and how each is decided are in README.md.
+# Expectations differ between root and rootless only where the mechanism
+# does: memory and pids (cgroup as root, rlimit rootless) and who owns the
+# executor's files on the host.
 import concurrent.futures
 import grp
 import json
@@ -29,28 +34,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-import blib  # noqa: E402  (the attacks' helpers; marker_pids serves both sides)
-
-MODE = sys.argv[1] if len(sys.argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
-BUILD = os.environ["BUILD"]
-POLICIES = os.environ["POLICIES"]
-CORDON = os.path.join(BUILD, "cordon")
-CORDONC = os.path.join(BUILD, "cordonc")
-BLIB = os.path.join(HERE, "blib.py")
-SECRET = "boundary-secret-" + secrets.token_hex(12)
-TIMEOUT_S = 5  # app.yaml's timeout
-
-if (MODE == "root") != (os.geteuid() == 0):
-    sys.exit("run.py: mode %s does not match euid %d" % (MODE, os.geteuid()))
-
-results = []            # one bool a check: passed (or a known failure)
-exec_ids = set()        # every execution this run made: their cgroups must be gone
-markers = []            # every marker a sandboxed process carried
-notes = []
-lock = threading.Lock()
-
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import harness  # noqa: E402  (tests/lib: the suites' shared runner)
 
 # Holes found by these tests and not fixed yet (README.md, "Known
 # failures"): the check still runs and still fails, but prints XFAIL and
@@ -61,18 +47,21 @@ KNOWN = {
     # the child closes the supervisor's pipe ends first, and setsid()s);
     # their checks now pass and must stay passing.
 }
-STRICT = os.environ.get("BOUNDARY_STRICT") == "1"
+S = harness.Suite("boundary", layers=True, width=600, known_label="known hole")
+MODE = S.mode
+S.known = {k: why for k, (modes, why) in KNOWN.items() if MODE in modes}
+ROOT = S.root             # the privilege the expectations follow (serve: as root)
+BLIB = os.path.join(HERE, "blib.py")
+SECRET = "boundary-secret-" + secrets.token_hex(12)
+TIMEOUT_S = 5  # app.yaml's timeout
+W = S.W
+notes = S.notes
+marker_pids = harness.marker_pids   # blib.marker_pids's twin: host pids whose command line holds a marker
+describe = harness.describe
 
 
 def emit(ok, name, layer, evidence):
-    known = name in KNOWN and MODE in KNOWN[name][0] and not STRICT
-    tag = ("XPASS" if known else "ok  ") if ok else ("XFAIL" if known else "FAIL")
-    line = "%s %s %s %s %s" % (tag, MODE, name, layer or "-", " ".join(str(evidence).split()))
-    if known:
-        line += " [known hole: %s]" % KNOWN[name][1]
-    with lock:
-        results.append(ok or known)
-        print(line[:600] if not known else line, flush=True)
+    S.emit(ok, name, evidence, layer)
 
 
 # --- the host side: a TCP server and an abstract Unix socket ------------
@@ -120,84 +109,15 @@ def host_nameserver():
 
 # --- running one program -----------------------------------------------
 
-W = tempfile.mkdtemp(prefix="cordon-boundary-")
-os.chmod(W, 0o755)        # the executor (uid 1001 as root) walks through to its workspace
-RUNTMP = os.path.join(W, "tmp")   # TMPDIR of cordon: its temporary run directories land here
-os.mkdir(RUNTMP)
-os.chmod(RUNTMP, 0o755)
+new_marker = S.new_marker
 
 
-def new_marker(name):
-    m = "cordon-boundary-%s-%s-%s" % (MODE, name, secrets.token_hex(6))
-    with lock:
-        markers.append(m)
-    return m
-
-
-marker_pids = blib.marker_pids    # host pids whose command line holds a marker
-
-
-class Run:
-    """One `cordon run`, started through sh so the supervisor's pid is in a
-    file before cordon reads its inputs (kill_supervisor needs it)."""
-
-    def __init__(self, policy, attack, params=None, run_dir=None, prefix=()):
-        self.pdir = tempfile.mkdtemp(dir=W)
-        os.chmod(self.pdir, 0o755)
-        pfile = os.path.join(self.pdir, "params.json")
-        with open(pfile, "w") as f:
-            json.dump(params or {}, f)
-        pidfile = os.path.join(self.pdir, "supervisor.pid")
-        cmd = ["/bin/sh", "-c", 'echo $$ >"$0" && exec "$@"', pidfile, *prefix, CORDON, "run",
-               "--policy", BLOBS[policy], "--code", os.path.join(HERE, "attacks", attack + ".py"),
-               "--input", BLIB, "--input", pfile, "--input", pidfile]
-        if run_dir:
-            cmd += ["--run-dir", run_dir]
-        env = {"PATH": "/usr/bin:/bin", "TMPDIR": RUNTMP, "BOUNDARY_HOST_SECRET": SECRET}
-        if "ASAN_OPTIONS" in os.environ:
-            env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
-        self.t0 = time.monotonic()
-        # its own session: a program that signals its process group reaches
-        # the supervisor, never this runner
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                  start_new_session=True)
-
-    def wait(self, limit=60):
-        try:
-            out, err = self.p.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            out, err = self.p.communicate()
-        self.elapsed = time.monotonic() - self.t0
-        self.rc = self.p.returncode
-        self.stderr = err.decode("utf-8", "replace")
-        try:
-            self.res = json.loads(out.decode())
-        except ValueError:
-            self.res = {"status": "unparsable", "raw": out.decode("utf-8", "replace")[:300]}
-        if self.res.get("executionId"):
-            with lock:
-                exec_ids.add(self.res["executionId"])
-        shutil.rmtree(self.pdir, ignore_errors=True)
-        self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
-        return self
-
-
-def describe(r):
-    """A failed check's evidence: what the run said."""
-    res = r.res
-    bits = ["status=%s rc=%s" % (res.get("status"), r.rc)]
-    if res.get("error"):
-        bits.append("error=%s" % json.dumps(res["error"]))
-    if r.result:
-        bits.append("result=%s" % json.dumps({k: r.result.get(k) for k in ("blocked", "layer", "evidence")}))
-    if res.get("stderr"):
-        bits.append("program stderr: %s" % res["stderr"][-300:])
-    if r.stderr:
-        bits.append("cordon stderr: %s" % r.stderr[-200:])
-    if res.get("raw"):
-        bits.append("stdout: %s" % res["raw"])
-    return " ".join(bits)
+def Run(policy, attack, params=None, run_dir=None, prefix=()):
+    """One execution of attacks/<attack>.py with blib.py, params.json and
+    supervisor.pid (the pid of `cordon run`, or of cordon serve) as
+    inputs."""
+    return S.start(policy, os.path.join(HERE, "attacks", attack + ".py"),
+                   [BLIB, ("params.json", json.dumps(params or {}))], run_dir=run_dir, prefix=prefix, pidfile=True)
 
 
 # --- expectations ----------------------------------------------------------
@@ -227,7 +147,7 @@ def gets_through(*layers_ok):
 
 
 def per_mode(root, rootless):
-    return root if MODE == "root" else rootless
+    return root if ROOT else rootless
 
 
 def with_listener(listener, inner):
@@ -290,27 +210,12 @@ def symlink_reported(r):
         [x.get("code") for x in v], arts) if ok else describe(r))
 
 
-def executor_pid(cordon_pid, limit=5.0):
-    """The executor: the one child of `cordon run` (pid 1 of the sandbox)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        try:
-            with open("/proc/%d/task/%d/children" % (cordon_pid, cordon_pid)) as f:
-                kids = [int(x) for x in f.read().split()]
-            if kids:
-                return kids[0]
-        except OSError:
-            pass
-        time.sleep(0.02)
-    return None
-
-
 def check_identity():
     """Who the program is, inside (the attack's report) and on the host: a
     file it made is owned there by the host ids the result names, and as
     root those are no account of this host and not the supervisor's."""
     r = Run(MAIN, "identity", {"hold": 3})
-    pid = executor_pid(r.p.pid)
+    pid = r.executor_pid(has="workspace/out/owned.txt")
     path = "/proc/%s/root/workspace/out/owned.txt" % pid
     st = None
     end = time.monotonic() + 5
@@ -331,11 +236,11 @@ def check_identity():
         why = "the result names no host ids: %s" % r.res.get("enforcement")
     elif (st.st_uid, st.st_gid) != (int(m.group(1)), int(m.group(2))):
         why = "host owner of out/owned.txt is %d:%d, the result says %s/%s" % (st.st_uid, st.st_gid, *m.groups())
-    elif MODE == "root" and r.result.get("groups"):
+    elif ROOT and r.result.get("groups"):
         why = "supplementary groups %s as root" % r.result.get("groups")
-    elif MODE == "root" and (st.st_uid == 0 or host_account(st.st_uid) or host_group(st.st_gid)):
+    elif ROOT and (st.st_uid == 0 or host_account(st.st_uid) or host_group(st.st_gid)):
         why = "as root the executor's host ids %d:%d belong to someone on this host" % (st.st_uid, st.st_gid)
-    elif MODE == "rootless" and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+    elif not ROOT and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
         why = "rootless the executor is not the caller on the host: %d:%d" % (st.st_uid, st.st_gid)
     emit(why is None, "identity", "identity",
          "%s; on the host %d:%d" % (ev, st.st_uid, st.st_gid) if why is None else why)
@@ -363,9 +268,9 @@ def no_survivor(layer, status, rc):
     def check(r):
         left = marker_pids(r.marker)
         started = r.result.get("daemon_pids") if r.result else None
-        ok = r.res.get("status") == status and r.rc == rc and not left and (started or status != "succeeded")
-        return ok, layer, ("status %s, exit %d after %.1fs; daemon %s (%s) gone from the host" % (
-            status, rc, r.elapsed, started, r.result.get("setsid")) if ok else "left: %s; %s" % (left, describe(r)))
+        ok = r.res.get("status") == status and r.exit_is(rc) and not left and (started or status != "succeeded")
+        return ok, layer, ("status %s, %s after %.1fs; daemon %s (%s) gone from the host" % (
+            status, r.ended_as(), r.elapsed, started, r.result.get("setsid")) if ok else "left: %s; %s" % (left, describe(r)))
     return check
 
 
@@ -374,17 +279,17 @@ def supervisor_survived(r):
     layer: a session of the executor's own if it has one (the program sees
     its group), else the supervisor's root identity as root, else landlock's
     signal scope where the policy has landlock."""
-    ok = r.rc == 0 and r.res.get("status") == "succeeded" and r.result.get("attack") == "signal_process_group"
+    ok = r.exit_is(0) and r.res.get("status") == "succeeded" and r.result.get("attack") == "signal_process_group"
     if r.result.get("own_group"):
         layer = "session"
-    elif MODE == "root":
+    elif ROOT:
         layer = "identity"
     else:
         layer = "landlock" if r.res.get("enforcement", {}).get("landlock", "off").startswith("abi") else "none"
-    if not ok:
-        remove_cgroups(run_ids(r.run_dir), "signal_process_group killed its supervisor")
+    if not ok and r.run_dir:
+        S.supervisor_died(r.run_dir, "signal_process_group killed its supervisor")
     return ok, layer, ("%s; the supervisor lived and reported status succeeded" % r.result.get("evidence")
-                       if ok else "the supervisor died (exit %s): %s" % (r.rc, describe(r)))
+                       if ok else "the supervisor died (%s): %s" % (r.ended_as(), describe(r)))
 
 
 def fork_bomb_check(r):
@@ -399,8 +304,8 @@ def fork_bomb_check(r):
 
 def memory_bomb_check(r):
     kind = (r.res.get("enforcement") or {}).get("memory", "")
-    if MODE == "root":
-        ok = (r.res.get("status") == "limit_exceeded" and r.rc == 1
+    if ROOT:
+        ok = (r.res.get("status") == "limit_exceeded" and r.exit_is(1)
               and (r.res.get("error") or {}).get("code") == "memory_limit" and kind.startswith("cgroup"))
         peak = (r.res.get("usage") or {}).get("memoryPeakBytes")
         return ok, "cgroup", ("status limit_exceeded, error memory_limit (OOM kill), enforcement.memory %s, peak %s"
@@ -413,10 +318,10 @@ def memory_bomb_check(r):
 
 def supervisor_ended(status, rc, code=None, lo=0.0, hi=60.0):
     def check(r):
-        ok = (r.res.get("status") == status and r.rc == rc and lo <= r.elapsed <= hi
+        ok = (r.res.get("status") == status and r.exit_is(rc) and lo <= r.elapsed <= hi
               and (code is None or (r.res.get("error") or {}).get("code") == code))
-        return ok, "supervisor", ("status %s, exit %d, error %s after %.1fs, workspace delta %s" % (
-            status, rc, code, r.elapsed, (r.res.get("usage") or {}).get("workspaceDeltaBytes")) if ok else describe(r))
+        return ok, "supervisor", ("status %s, %s, error %s after %.1fs, workspace delta %s" % (
+            status, r.ended_as(), code, r.elapsed, (r.res.get("usage") or {}).get("workspaceDeltaBytes")) if ok else describe(r))
     return check
 
 
@@ -569,8 +474,8 @@ def run_entry(entry):
         params = {"abstract": ABSTRACT}
     elif params == "tcp+abstract":
         params = {"port": TCP.sock.getsockname()[1], "abstract": ABSTRACT}
-    elif params == "rundir":
-        params, run_dir = {}, os.path.join(W, "rd-" + name)
+    elif params == "rundir":   # kept, to remove its cgroups should its supervisor die (run modes)
+        params, run_dir = {}, None if S.serve else os.path.join(W, "rd-" + name)
     marker = None
     if params == "marker":
         marker = new_marker(name)
@@ -660,58 +565,21 @@ def wait_for_marker(marker, limit=5.0):
 
 
 def check_cancel():
-    """SIGTERM to cordon mid-run: cancelled, exit 130, no process left."""
+    """Cancelled mid-run (SIGTERM to cordon run; serve: POST
+    /v1/executions/{requestId}/cancel): status cancelled (exit 130), no
+    process left."""
     m = new_marker("cancel")
     # open-seccomp lets the daemon really setsid (python-compute refuses it)
     r = Run(OPEN, "daemon", {"marker": m, "hold": 30})
     up = wait_for_marker(m)
-    r.p.send_signal(signal.SIGTERM)
+    how = r.cancel()
     r.wait()
     left = marker_pids(m)
-    ok = up and r.res.get("status") == "cancelled" and r.rc == 130 and not left
+    ok = up and r.res.get("status") == "cancelled" and r.exit_is(130) and not left
     emit(ok, "cancel_sigterm", "supervisor",
-         "SIGTERM after the daemon was up: status %s, exit %s; marker processes left %s" % (
-             r.res.get("status"), r.rc, left or "none") if ok else "daemon up %s, left %s; %s" % (up, left, describe(r)))
-
-
-def cgroup_dirs(ids=None):
-    """Paths of the cgroup directories of cordon runs under every hierarchy
-    in /sys/fs/cgroup: all cordon-* ones, or those of the given execution
-    ids (cordon-<id>, or cordon-<supervisor pid>-<id>)."""
-    found = []
-    top = "/sys/fs/cgroup"
-    for root, dirs, _ in os.walk(top):
-        if root.count("/") - top.count("/") > 6:
-            dirs[:] = []
-            continue
-        for d in dirs:
-            if d.startswith("cordon-") and (ids is None or d.rsplit("-", 1)[-1] in ids):
-                found.append(os.path.join(root, d))
-    return found
-
-
-def remove_cgroups(ids, why):
-    """A killed supervisor cannot remove its cgroups (a later run sweeps
-    them); the test removes them so the leftover check stays exact."""
-    stale = cgroup_dirs(set(ids))
-    for d in stale:
-        for attempt in range(50):                    # EBUSY while the killed tasks leave
-            try:
-                os.rmdir(d)
-                break
-            except FileNotFoundError:
-                break
-            except OSError as e:
-                if attempt == 49:
-                    notes.append("could not remove %s: %s" % (d, e))
-                time.sleep(0.02)
-    if stale:
-        notes.append("%s: its cgroups stayed behind (removed by the test): %s" % (why, stale))
-
-
-def run_ids(run_dir):
-    d = os.path.join(run_dir, "executed_programs")
-    return os.listdir(d) if os.path.isdir(d) else []
+         "%s after the daemon was up: status %s, %s; marker processes left %s" % (
+             how, r.res.get("status"), r.ended_as(), left or "none") if ok
+         else "%s: daemon up %s, left %s; %s" % (how, up, left, describe(r)))
 
 
 def check_supervisor_killed():
@@ -719,11 +587,15 @@ def check_supervisor_killed():
     executor's parent-death signal takes pid 1, and the pid namespace goes
     with it).  Nobody is left to clean up after a SIGKILL: the run
     directory and the cgroups stay; they are removed here and noted."""
+    if S.serve:
+        S.run_only("supervisor_sigkill", "SIGKILLs the `cordon run` supervisor of one execution (a SIGKILLed "
+                   "server is the serve suite's fault test)")
+        return
     m = new_marker("sigkill")
     rd = os.path.join(W, "rd-sigkill")
     r = Run(OPEN, "daemon", {"marker": m, "hold": 30}, run_dir=rd)
     up = wait_for_marker(m)
-    r.p.send_signal(signal.SIGKILL)
+    r.kill()
     t0 = time.monotonic()
     r.p.wait()
     left = marker_pids(m)
@@ -735,27 +607,10 @@ def check_supervisor_killed():
     emit(ok, "supervisor_sigkill", "pdeathsig",
          "SIGKILL to cordon; every marker process gone within %.2fs" % gone_after if ok
          else "daemon up %s; still alive after 2s: %s" % (up, left))
-    remove_cgroups(run_ids(rd), "after SIGKILL of the supervisor")
+    S.supervisor_died(rd, "after SIGKILL of the supervisor")
     if os.path.isdir(rd):
         notes.append("after SIGKILL of the supervisor its run directory stayed behind (removed by the test)")
         shutil.rmtree(rd, ignore_errors=True)
-
-
-def child_pids(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
-def alive(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def check_supervisor_killed_during_setup():
@@ -766,6 +621,10 @@ def check_supervisor_killed_during_setup():
     supervisor is killed during that delay.  Within 2 s of the delay's end
     no process of the sandbox may be left (the executor must notice that
     its supervisor is gone and end itself)."""
+    if S.serve:
+        S.run_only("supervisor_sigkill_during_setup", "runs `cordon run` under strace and SIGKILLs it during "
+                   "its executor's setup")
+        return
     strace = shutil.which("strace", path="/usr/bin:/bin")
     if strace is None:
         emit(True, "supervisor_sigkill_during_setup", "pdeathsig", "skipped: no strace on this host")
@@ -779,9 +638,9 @@ def check_supervisor_killed_during_setup():
     end = time.monotonic() + 10
     sup = executor = None
     while time.monotonic() < end and executor is None:
-        kids = child_pids(r.p.pid)                       # strace's child: cordon
+        kids = harness.child_pids(r.p.pid)               # strace's child: cordon
         sup = kids[0] if kids else None
-        ex = child_pids(sup) if sup else []
+        ex = harness.child_pids(sup) if sup else []
         executor = ex[0] if ex else None
         time.sleep(0.005)
     if executor is None:
@@ -793,19 +652,15 @@ def check_supervisor_killed_during_setup():
     os.kill(sup, signal.SIGKILL)
     # strace stays until its last tracee is gone: no waiting for it first
     time.sleep(delay + 2.0)
-    left = ([executor] if alive(executor) else []) + marker_pids(m)
-    for pid in left:                                     # the orphaned sandbox, started by this test
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    left = ([executor] if harness.alive(executor) else []) + marker_pids(m)
+    harness.kill_pids(left)                              # the orphaned sandbox, started by this test
     r.wait(10)
     emit(not left, "supervisor_sigkill_during_setup", "pdeathsig",
          "SIGKILL to cordon during the executor's setup; nothing of the sandbox left 2s later" if not left else
          "SIGKILL to cordon during the executor's setup: the executor (host pid %d) lived on, re-parented "
          "and unsupervised; still running 2s later: %s" % (executor, left))
     time.sleep(0.1)
-    remove_cgroups(run_ids(rd), "after SIGKILL of the supervisor during setup")
+    S.supervisor_died(rd, "after SIGKILL of the supervisor during setup")
     shutil.rmtree(rd, ignore_errors=True)
 
 
@@ -825,49 +680,21 @@ def check_concurrent(n=20):
              n, max(r.elapsed for r in done)) if not bad else "; ".join(bad[:3]))
 
 
-def check_leftovers():
-    bad = []
-    runs_left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
-    if runs_left:
-        bad.append("temporary run directories left: %s" % runs_left)
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split()[4] for line in f if W in line or "cordon-run." in line]
-    if mounts:
-        bad.append("mounts left: %s" % mounts)
-    cg = cgroup_dirs(exec_ids)
-    if cg:
-        bad.append("cgroups left: %s" % cg)
-    procs = [(m, marker_pids(m)) for m in markers]
-    procs = [p for p in procs if p[1]]
-    if procs:
-        bad.append("processes left: %s" % procs)
-    foreign = cgroup_dirs()
-    if foreign:
-        notes.append("cordon-* cgroups not made by this test (another run on the host?): %s" % foreign)
-    emit(not bad, "leftovers", "-",
-         "no run directory, mount, cgroup (%d executions) or marked process left" % len(exec_ids)
-         if not bad else "; ".join(bad))
-
-
 def compile_blobs():
-    blobs = {}
-    env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
     for name, yaml in ((MAIN, "app.yaml"), (OPEN, "control-open-seccomp.yaml"), (NOLL, "control-no-landlock.yaml"),
                        (LOOP, "loopback.yaml")):
-        out = os.path.join(W, name + ".cpol")
-        p = subprocess.run([CORDONC, "compile", "-I", os.path.join(HERE, "policies"), os.path.join(HERE, yaml),
-                            os.path.join(HERE, "tools.yaml"), "-o", out], capture_output=True, text=True, env=env)
-        if p.returncode != 0:
-            sys.exit("run.py: cordonc compile %s failed:\n%s" % (yaml, p.stderr))
-        blobs[name] = out
-    return blobs
+        S.compile(name, os.path.join(HERE, yaml), [os.path.join(HERE, "tools.yaml")],
+                  includes=[os.path.join(HERE, "policies")])
 
 
 def main():
-    global BLOBS
-    t0 = time.monotonic()
+    if S.serve and harness.serve_available(S.cordon) is None:
+        print("skip %s - cordon serve is not in this build (cordon serve --help failed)" % MODE)
+        return S.finish()
     try:
-        BLOBS = compile_blobs()
+        compile_blobs()
+        # the secret is in every supervisor's environment: cordon run's, or cordon serve's
+        S.open_backend(env={"BOUNDARY_HOST_SECRET": SECRET})
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             # the slow ones first, so they overlap with the rest
             order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb",
@@ -881,18 +708,12 @@ def main():
         check_supervisor_killed()
         check_supervisor_killed_during_setup()
         check_concurrent()
-        check_leftovers()
+        S.check_leftovers(what="run directory, mount, cgroup, host-id lock or marked process")
     finally:
         tcp.close()
         ab.close()
-        shutil.rmtree(W, ignore_errors=True)
-    for n in notes:
-        print("note %s %s" % (MODE, n))
-    nfail = results.count(False)
-    print("boundary %s: %d checks, %d failed, %.1fs" % (MODE, len(results), nfail, time.monotonic() - t0))
-    return 1 if nfail else 0
+    return S.finish()
 
 
-BLOBS = {}
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,8 +8,9 @@
 #   BUILD=DIR (cordon, cordonc)  POLICIES=DIR (shipped profiles)
 #   /usr/bin/python3 run.py root|rootless
 #
-# Each check prints one line, "ok|FAIL MODE CHECK EVIDENCE"; the exit status
-# is 1 when any check failed.
+# Each check prints one line, "ok|FAIL MODE CHECK EVIDENCE" (tests/lib/
+# harness.py, shared with the boundary suite); the exit status is 1 when
+# any check failed.
 import concurrent.futures
 import hashlib
 import json
@@ -19,69 +20,50 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import harness  # noqa: E402  (tests/lib: the suites' shared runner)
 
-MODE = sys.argv[1] if len(sys.argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
-BUILD = os.environ["BUILD"]
-POLICIES = os.environ["POLICIES"]
-CORDON = os.path.join(BUILD, "cordon")
-CORDONC = os.path.join(BUILD, "cordonc")
 PY = "/usr/bin/python3"
 TLIB = os.path.join(HERE, "tlib.py")
 EXEC_UID = 1001             # app.yaml: the executor's host uid as root
 SHORT_TIMEOUT_S = 3         # the run-timeout check's policy timeout
 
-if (MODE == "root") != (os.geteuid() == 0):
-    sys.exit("run.py: mode %s does not match euid %d" % (MODE, os.geteuid()))
-
-results = []
-notes = []
-exec_ids = set()        # every execution of this suite: none may leave a cgroup
-sanitizer = []          # reports of a SAN=1 cordon on its stderr
-lock = threading.Lock()
-
-
 # Holes these tests found and nobody has fixed yet (README.md, "Found"):
 # the check still runs and fails, but prints XFAIL and does not fail the
 # suite unless BRIDGE_STRICT=1; when it passes it prints XPASS (then remove
 # it from here).
-KNOWN = {}
-if MODE == "rootless":
+KNOWN_ROOTLESS = {
     # No cgroup is ours to make rootless here (docs/tools.md): a tool's
     # setsid()'d grandchild escapes the process-group kill, and one left by
     # a SIGKILLed supervisor stays; the audit line says "cgroup": "none".
-    KNOWN = {"tool_setsid_escape": "rootless: no cgroup, only the process group is killed",
-             "tool_killed_supervisor_swept": "rootless: no cgroup for the next run to sweep"}
-STRICT = os.environ.get("BRIDGE_STRICT") == "1"
-
-
-def emit(ok, name, evidence):
-    known = name in KNOWN and not STRICT
-    tag = ("XPASS" if known else "ok  ") if ok else ("XFAIL" if known else "FAIL")
-    line = "%s %s %s %s" % (tag, MODE, name, " ".join(str(evidence).split()))
-    if known:
-        line += " [known: %s]" % KNOWN[name]
-    with lock:
-        results.append(bool(ok) or known)
-        print(line[:900] if not known else line, flush=True)
-
-
+    "tool_setsid_escape": "rootless: no cgroup, only the process group is killed",
+    "tool_killed_supervisor_swept": "rootless: no cgroup for the next run to sweep"}
+MODE = sys.argv[1] if len(sys.argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
+if MODE not in ("root", "rootless"):
+    sys.exit("run.py: mode %s: the bridge's checks read the run directory; cordon run only" % MODE)
 # As root the working tree goes under /run, not /tmp: the supervisor runs no
 # tool below a directory that others may write (a sticky /tmp included), and
 # test.untrusted's directory must pass that check until the runner opens it.
 # Rootless, run.sh gives a TMPDIR that passes (below a root-owned tree).
-W = tempfile.mkdtemp(prefix="cordon-bridge-", dir="/run" if MODE == "root" else None)
-os.chmod(W, 0o755)            # the executor (uid 1001 as root) walks through to its workspace
-RUNTMP = os.path.join(W, "tmp")   # cordon's TMPDIR
+S = harness.Suite("bridge", MODE, known=KNOWN_ROOTLESS if MODE == "rootless" else {},
+                  workdir="/run" if MODE == "root" else None)
+CORDON, CORDONC, POLICIES = S.cordon, S.cordonc, S.policies
+notes = S.notes
+
+
+def emit(ok, name, evidence):
+    S.emit(ok, name, evidence)
+
+
+W = S.W
 DATA = os.path.join(W, "data")    # the counter and hang files the tools write
 RUNS = os.path.join(W, "runs")    # every run's --run-dir
 UNTRUSTED = os.path.join(W, "untrusted")  # test.untrusted's program, trusted until the runner opens it
-for d in (RUNTMP, DATA, RUNS, UNTRUSTED):
+for d in (DATA, RUNS, UNTRUSTED):
     os.mkdir(d)
     os.chmod(d, 0o755)
 # As root the tools run as a dedicated unprivileged uid: they write their
@@ -133,65 +115,26 @@ del CTX_OPEN["tools"]
 
 # --- running one program ------------------------------------------------
 
-class Run:
+class Run(harness.RunExecution):
     """One `cordon run` of programs/<program>.py with --run-dir, started
     directly so self.p.pid is the supervisor."""
 
     def __init__(self, name, program, params, blob="main", context=CTX, agent="bridge", state=None,
                  secrets_file=None):
         self.name = name
-        self.pdir = tempfile.mkdtemp(dir=W)
-        os.chmod(self.pdir, 0o755)
-        pfile = os.path.join(self.pdir, "params.json")
-        with open(pfile, "w") as f:
-            json.dump(params, f)
         self.rd = os.path.join(RUNS, name)
-        cmd = [CORDON, "run", "--policy", BLOBS[blob], "--code", os.path.join(HERE, "programs", program + ".py"),
-               "--input", TLIB, "--input", pfile, "--run-dir", self.rd]
-        if context is not None:
-            cfile = os.path.join(self.pdir, "ctx.json")
-            with open(cfile, "w") as f:
-                json.dump(context, f)
-            cmd += ["--context", cfile]
-        if agent is not None:
-            cmd += ["--agent", agent]
         self.state = state or os.path.join(W, "state-" + name)
-        cmd += ["--state-dir", self.state]
-        if secrets_file:
-            cmd += ["--secrets", secrets_file]
-        env = {"PATH": "/usr/bin:/bin", "TMPDIR": RUNTMP, "BRIDGE_ENV_SECRET": ENV_SECRET,
-               "BRIDGE_HOST_ONLY": HOST_ONLY}
-        if "ASAN_OPTIONS" in os.environ:
-            env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
-        self.t0 = time.monotonic()
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                  start_new_session=True)
+        super().__init__(S, S.blobs[blob], os.path.join(HERE, "programs", program + ".py"),
+                         [TLIB, ("params.json", json.dumps(params))], context=context, agent=agent,
+                         run_dir=self.rd, state_dir=self.state, secrets_file=secrets_file,
+                         env={"BRIDGE_ENV_SECRET": ENV_SECRET, "BRIDGE_HOST_ONLY": HOST_ONLY})
 
     def wait(self, limit=60):
-        try:
-            out, err = self.p.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            out, err = self.p.communicate()
-        self.elapsed = time.monotonic() - self.t0
-        self.rc = self.p.returncode
-        self.out, self.err = out, err
-        self.stderr = err.decode("utf-8", "replace")
-        if "Sanitizer" in self.stderr or "runtime error:" in self.stderr:    # a SAN=1 build's report
-            with lock:
-                sanitizer.append("%s: %s" % (self.name, self.stderr[-600:]))
-        try:
-            self.res = json.loads(out.decode())
-        except ValueError:
-            self.res = {"status": "unparsable", "raw": out.decode("utf-8", "replace")[:300]}
-        self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
+        super().wait(limit)
         self.audit = audit_lines(self.rd)
-        try:                      # also a killed run's, which printed no result
-            with lock:
-                exec_ids.update(os.listdir(os.path.join(self.rd, "executed_programs")))
-        except OSError:
-            pass
-        shutil.rmtree(self.pdir, ignore_errors=True)
+        for ln in self.audit:       # a tool's leased host uid: its lock file must go too
+            if isinstance(ln.get("identity"), dict) and ln["identity"].get("kind") == "dedicated":
+                S.track_host_id(ln["identity"].get("uid"))
         return self
 
     def partial(self):
@@ -202,19 +145,7 @@ class Run:
         except (OSError, ValueError):
             return {}
 
-    def exec_pid(self, limit=5.0):
-        """The executor (pid 1 of the sandbox): cordon's one child."""
-        end = time.monotonic() + limit
-        while time.monotonic() < end:
-            try:
-                with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
-                    kids = f.read().split()
-                if kids:
-                    return int(kids[0])
-            except OSError:
-                pass
-            time.sleep(0.02)
-        return None
+    exec_pid = harness.RunExecution.executor_pid   # the executor (pid 1 of the sandbox)
 
     def live(self, rel):
         """A path in the live sandbox's own filesystems (the workspace and
@@ -273,27 +204,9 @@ def audit_line_faults(ln):
     return bad
 
 
-def describe(r):
-    bits = ["status=%s rc=%s" % (r.res.get("status"), r.rc)]
-    if r.res.get("error"):
-        bits.append("error=%s" % json.dumps(r.res["error"]))
-    if r.res.get("stderr"):
-        bits.append("program stderr: %s" % r.res["stderr"][-400:])
-    if r.stderr:
-        bits.append("cordon stderr: %s" % r.stderr[-300:])
-    if r.res.get("raw"):
-        bits.append("stdout: %s" % r.res["raw"])
-    return " ".join(bits)
-
-
-def wait_until(pred, limit, step=0.05):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
+describe = harness.describe
+wait_until = harness.wait_until
+alive = harness.alive
 
 
 def counter_lines(mid):
@@ -414,19 +327,8 @@ def compile_blobs():
     short = os.path.join(W, "app-short.yaml")
     with open(short, "w") as f:
         f.write(app.replace("    timeout: 30s\n", "    timeout: %ds\n" % SHORT_TIMEOUT_S, 1))
-    env = dict(os.environ, CORDON_POLICY_PATH=POLICIES)
-    blobs = {}
     for name, yaml in (("main", os.path.join(HERE, "app.yaml")), ("short", short)):
-        out = os.path.join(W, name + ".cpol")
-        p = subprocess.run([CORDONC, "compile", yaml, tools, "-o", out], capture_output=True, text=True, env=env)
-        if p.returncode != 0:
-            sys.exit("run.py: cordonc compile %s failed:\n%s" % (yaml, p.stderr))
-        os.chmod(out, 0o644)
-        blobs[name] = out
-    return blobs
-
-
-BLOBS = {}
+        S.compile(name, yaml, [tools])
 
 
 # --- the check table -------------------------------------------------------
@@ -1013,6 +915,7 @@ def check_in_doubt():
 def cleanup_killed(r):
     """A SIGKILLed supervisor leaves its run directory (and, as root, its
     cgroups, swept by a later run): its mounts are gone with its namespace."""
+    S.supervisor_died()       # counted: its host-id lock files stay (the kernel dropped the flocks)
     notes.append("%s: SIGKILLed supervisor: its run directory stays (removed at the end)" % r.name)
 
 
@@ -1506,27 +1409,8 @@ def check_dup_keys():
 ZERO_CAPS = "0000000000000000"
 
 
-def marker_pids(marker):
-    """Live processes on the host whose argv holds marker as one argument."""
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                if marker.encode() in f.read().split(b"\0"):
-                    found.append(int(d))
-        except OSError:
-            pass
-    return [p for p in found if alive(p)]
-
-
-def kill_pids(pids):
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+marker_pids = harness.live_marker_pids   # live processes on the host whose argv holds marker
+kill_pids = harness.kill_pids
 
 
 def check_tool_identity():
@@ -1723,52 +1607,18 @@ def check_killed_supervisor_tools():
 
 
 def check_leftovers():
-    bad = []
-    left = [d for d in os.listdir(RUNTMP) if d.startswith("cordon-run.")]
-    if left:
-        bad.append("temporary run directories: %s" % left)
     try:
         with open(HANGLOG) as f:
             pids = [int(p) for x in f for p in x.split()[2:4]]
     except OSError:
         pids = []
-    alive_pids = [p for p in pids if alive(p)]
-    if alive_pids:
-        bad.append("hang tool processes alive: %s (killed now)" % alive_pids)
-    for pid in alive_pids:               # tools of this suite's runs
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    cg = cgroup_dirs(exec_ids)
-    if cg:
-        bad.append("cgroups: %s" % cg)
-    with open("/proc/self/mountinfo") as f:
-        mounts = [ln.split()[4] for ln in f if W in ln]
-    if mounts:
-        bad.append("mounts: %s" % mounts)
-    emit(not bad, "leftovers", "; ".join(bad) if bad else
-         "no tool process, mount, cgroup (%d executions) or temporary run directory left" % len(exec_ids))
-
-
-def cgroup_dirs(ids):
-    """cgroup directories below /sys/fs/cgroup of these execution ids
-    (cordon-<supervisor pid>-<id>, and each tool call's cordon-<pid>-<id>-t<n>)."""
-    found = []
-    for root, dirs, _ in os.walk("/sys/fs/cgroup"):
-        if root.count("/") > 9:
-            dirs[:] = []
-            continue
-        found += [os.path.join(root, d) for d in dirs if d.startswith("cordon-") and len(d.split("-")) >= 3 and
-                  d.split("-")[2] in ids]
-    return found
+    S.check_leftovers(extra=[("hang tool processes", pids)],
+                      what="tool process, mount, cgroup, host-id lock, marked process or temporary run directory")
 
 
 def main():
-    global BLOBS
-    t0 = time.monotonic()
     try:
-        BLOBS = compile_blobs()
+        compile_blobs()
         checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer, check_peer_flood,
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
                   check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout,
@@ -1798,15 +1648,10 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(guarded, checks))
         check_leftovers()
-        emit(not sanitizer, "sanitizer", "; ".join(sanitizer)[:800] if sanitizer else
-             "no AddressSanitizer, LeakSanitizer or UBSan report from cordon (meaningful with SAN=1)")
+        S.check_sanitizer()
     finally:
-        shutil.rmtree(W, ignore_errors=True)
-    for n in notes:
-        print("note %s %s" % (MODE, n))
-    nfail = results.count(False)
-    print("bridge %s: %d checks, %d failed, %.1fs" % (MODE, len(results), nfail, time.monotonic() - t0))
-    return 1 if nfail else 0
+        rc = S.finish()
+    return rc
 
 
 if __name__ == "__main__":

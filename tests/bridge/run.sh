@@ -27,13 +27,14 @@ id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr
 T=$(mktemp -d /run/cordon-bridge-rootless.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 # The tree may sit where cordon-test cannot read (a private home): copy the
-# binaries, the shipped profiles and this folder (the tools run from the
-# copy: tools.yaml names them by absolute path), readable by all, written
-# by root only.
-mkdir "$T/bin" "$T/policies" "$T/bridge"
+# binaries, the shipped profiles, this folder (the tools run from the
+# copy: tools.yaml names them by absolute path) and the shared harness
+# (tests/lib), readable by all, written by root only.
+mkdir "$T/bin" "$T/policies" "$T/bridge" "$T/lib"
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$SRC"/policies/*.policy "$T/policies/" &&
-	cp -R "$B/programs" "$B/tools" "$B"/*.py "$B"/*.yaml "$B"/*.in "$T/bridge/" ||
+	cp -R "$B/programs" "$B/tools" "$B"/*.py "$B"/*.yaml "$B"/*.in "$T/bridge/" &&
+	cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
 	{ echo "FAIL rootless setup: cannot copy the tree"; exit 1; }
 chmod -R a+rX,go-w "$T"
 chmod 755 "$T/bin/cordon" "$T/bin/cordonc" "$T/bridge/tools/"*
