@@ -247,10 +247,16 @@ boundary: all
 bridge: all
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/bridge/run.sh
 
+# cordon serve's own suites (tests/serve/README.md): isolation between
+# concurrent and successive executions of one server.
+.PHONY: serve-tests
+serve-tests: all
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh
+
 ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary bridge
+check: deps all unit cli enforce boundary bridge serve-tests
 else
-check: deps all unit cli enforce boundary bridge fuzz-check
+check: deps all unit cli enforce boundary bridge serve-tests fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 

@@ -112,6 +112,32 @@ static int fds_close_rest(const struct launch_plan *lp)
 	return fcntl(lp->err_fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* Closes every descriptor but 0-2 and the ones setup still needs (the
+ * error, sync, hand-over and start channels). */
+static int fds_keep_setup(const struct launch_plan *lp)
+{
+	int keep[] = { lp->err_fd, lp->sync_fd, lp->fd_sock, lp->start_fd };
+	const size_t n = sizeof(keep) / sizeof(keep[0]);
+	int from = 3;
+
+	/* sorted by hand: four numbers, no qsort after a raw clone */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from && syscall(SYS_close_range, from, keep[i] - 1, 0) != 0)
+			return -1;
+		from = keep[i] + 1;
+	}
+	return (int)syscall(SYS_close_range, from, ~0U, 0);
+}
+
 void launch_child(const struct launch_plan *lp)
 {
 	char msg[512] = "";
@@ -140,6 +166,12 @@ void launch_child(const struct launch_plan *lp)
 		die(lp, "sync", "supervisor went away before setup");
 	if (dup2(lp->stdin_fd, 0) < 0 || dup2(lp->stdout_fd, 1) < 0 || dup2(lp->stderr_fd, 2) < 0)
 		die(lp, "stdio", launch_strerror(errno));
+	/* 1b. Everything else the clone copied from the supervisor goes now,
+	 * not at exec: a server holds hundreds of descriptors, and with them
+	 * still open, RLIMIT_NOFILE (step 4) would leave no free number for
+	 * what setup opens later (landlock's ruleset). */
+	if (fds_keep_setup(lp) != 0)
+		die(lp, "fds", launch_strerror(errno));
 	/* 2. The root: needs CAP_SYS_ADMIN of our user namespace, so first.
 	 * It hands the supervisor the private filesystems (workspace, client,
 	 * socket) to fill while we go on. */
