@@ -33,15 +33,38 @@ WARMUP = 3
 PACE = float(os.environ.get("BENCH_PACE", "0"))  # idle after a run, in run lengths
 W = 56  # name column
 
-# The loader cordon writes into the workspace (runtime/run.c MAIN_PY) and
-# runs instead of the program: its cost is part of what a run costs.  It is
-# taken from a real run directory, so the bench measures what cordon ships.
-def cordon_loader(cordon, blob, code, tmp):
-    rd = os.path.join(tmp, "loader-rd")
-    subprocess.run([cordon, "run", "--policy", blob, "--code", code, "--run-dir", rd],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(os.path.join(rd, "work", "main.py")) as f:
-        return f.read()
+# The loader cordon's interpreter starts (runtime/sandbox.c LOADER_*) and
+# the module it ends the program through (cordon_exit.py): their cost is
+# part of what a run costs.  Both are read from inside a real run, so the
+# bench measures what cordon ships; the bare copy drops the start-socket
+# handshake (fd 3 exists only in a sandbox) and points /workspace/work and
+# /cordon at dest.  Returns None or why the copy could not be made.
+SHOW_LOADER = ("import sys\n"
+               "sys.stdout.write(open('/workspace/work/main.py').read() + '\\n#--cordon_exit.py--\\n' + "
+               "open('/cordon/cordon_exit.py').read())\n")
+
+
+def cordon_loader(cordon, blob, tmp, dest):
+    show = os.path.join(tmp, "show-loader.py")
+    with open(show, "w") as f:
+        f.write(SHOW_LOADER)
+    r = subprocess.run([cordon, "run", "--policy", blob, "--code", show], capture_output=True)
+    try:
+        main_py, exit_py = json.loads(r.stdout)["stdout"].split("\n#--cordon_exit.py--\n")
+    except (ValueError, KeyError, AttributeError):
+        return "the loader could not be read from a run: " + r.stderr.decode(errors="replace")[-200:]
+    lines = main_py.splitlines(True)
+    first = [i for i, ln in enumerate(lines) if ln.startswith("_cordon_posix.write(3,")]
+    last = [i for i, ln in enumerate(lines) if ln.startswith("_cordon_posix.close(3)")]
+    if len(first) != 1 or len(last) != 1 or first[0] > last[0]:
+        return "the loader's start-socket handshake changed; update cordon_loader()"
+    del lines[first[0]:last[0] + 1]
+    main_py = "".join(lines).replace("'/cordon'", repr(dest)).replace("/workspace/work", dest)
+    with open(os.path.join(dest, "main.py"), "w") as f:
+        f.write(main_py)
+    with open(os.path.join(dest, "cordon_exit.py"), "w") as f:
+        f.write(exit_py)
+    return None
 
 
 class Peer:
@@ -99,6 +122,58 @@ def bwrap_argv(ws, extra, py_args):
              "--ro-bind", "/etc/alternatives", "/etc/alternatives",
              "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--bind", ws, "/workspace"]
             + extra + ["--uid", "1001", "--gid", "1000", "--cap-drop", "ALL", PY, "-I"] + py_args)
+
+
+def bench_policy(cordonc, cafe, tmp):
+    """The cafe policy for a trivial program: examples/cafe/app.yaml without
+    executor.preload (a cold run imports the preloads too, and `pass` would
+    pay numpy's import), with summary.txt not required (so `pass`
+    succeeds) and without agents (cordon serve keeps one pool for it, not
+    three).  Every other line, the sandbox the peers are set up like, stays
+    the cafe's.  Returns (blob path, None) or (None, why)."""
+    with open(os.path.join(cafe, "app.yaml")) as f:
+        text = f.read()
+    for old, new in (("\napp: cafe\n", "\napp: bench\n"), ("\n    preload: [numpy]\n", "\n"),
+                     ("required: true", "required: false")):
+        if text.count(old) != 1:
+            return None, "examples/cafe/app.yaml changed: %r is not there once; update bench_policy()" % old
+        text = text.replace(old, new)
+    # The agents mapping: its key line and the indented lines under it.
+    lines = text.splitlines(True)
+    if lines.count("agents:\n") != 1:
+        return None, "examples/cafe/app.yaml changed: no one top-level agents:; update bench_policy()"
+    i = j = lines.index("agents:\n")
+    while j + 1 < len(lines) and lines[j + 1].startswith((" ", "\n")):
+        j += 1
+    text = "".join(lines[:i] + lines[j + 1:])
+    desc, blob = os.path.join(tmp, "bench.yaml"), os.path.join(tmp, "bench.cpol")
+    with open(desc, "w") as f:
+        f.write(text)
+    r = subprocess.run([cordonc, "compile", desc, os.path.join(cafe, "tools.yaml"), "-o", blob], capture_output=True)
+    if r.returncode != 0:
+        return None, "cordonc compile of the bench policy failed: " + r.stderr.decode(errors="replace")
+    return blob, None
+
+
+def bench_files(cordonc, cafe, tmp):
+    """What the start-up benches run, made in tmp: (the cafe blob, the
+    bench blob, pass.py, a workspace any uid may write for the peers, None),
+    or None in each but the last, why."""
+    blob = os.path.join(tmp, "cafe.cpol")
+    r = subprocess.run([cordonc, "compile", os.path.join(cafe, "app.yaml"), os.path.join(cafe, "tools.yaml"),
+                        "-o", blob], capture_output=True)
+    if r.returncode != 0:
+        return None, None, None, None, "cordonc compile failed: " + r.stderr.decode(errors="replace")
+    pass_blob, why = bench_policy(cordonc, cafe, tmp)
+    if why:
+        return None, None, None, None, why
+    code = os.path.join(tmp, "pass.py")
+    with open(code, "w") as f:
+        f.write("pass\n")
+    ws = os.path.join(tmp, "ws")
+    os.mkdir(ws)
+    os.chmod(ws, 0o777)
+    return blob, pass_blob, code, ws, None
 
 
 def p90(xs):
@@ -299,7 +374,7 @@ def cgroup_attach_ms(rounds):
 def derive(crd, bw, parts):
     """cordon's extra time split three ways, from differences of medians."""
     med = {p.name.strip(): statistics.median(p.times) for p in parts}
-    loader = med.get("python3 -I main.py (cordon's loader), bare")
+    loader = med.get("python3 -I main.py (cordon's loader, no finalization), bare")
     plain = med.get("python3 -I user_code.py (pass, no loader), bare")
     hidden = med.get("cordon run, cgroups hidden (rlimits), nsenter")
     ns, true = med.get("nsenter --mount /bin/true"), med.get("/bin/true (exec floor)")
@@ -336,27 +411,20 @@ def main():
 
 
 def run(build, src, cordon, cordonc, tmp, notes, skipped):
-    blob = os.path.join(tmp, "cafe.cpol")
     cafe = os.path.join(src, "examples", "cafe")
-    r = subprocess.run([cordonc, "compile", os.path.join(cafe, "app.yaml"), os.path.join(cafe, "tools.yaml"),
-                        "-o", blob], capture_output=True)
-    if r.returncode != 0:
-        print("bench_run: cordonc compile failed: " + r.stderr.decode(errors="replace"), file=sys.stderr)
+    # `pass` runs under the bench policy: the cafe's sandbox, nothing preloaded.
+    blob, pass_blob, code, ws, why = bench_files(cordonc, cafe, tmp)
+    if why:
+        print("bench_run: " + why, file=sys.stderr)
         return 1
-    code = os.path.join(tmp, "pass.py")
-    with open(code, "w") as f:
-        f.write("pass\n")
-    ws = os.path.join(tmp, "ws")
-    os.mkdir(ws)
-    os.chmod(ws, 0o777)
     loader_dir = os.path.join(tmp, "loader")
     os.mkdir(loader_dir)
     shutil.copy(code, os.path.join(loader_dir, "user_code.py"))
-    with open(os.path.join(loader_dir, "main.py"), "w") as f:
-        f.write(cordon_loader(cordon, blob, code, tmp).replace("/workspace/work", loader_dir))
+    loader_why = cordon_loader(cordon, pass_blob, tmp, loader_dir)
 
     bare = Peer("bare python3 -I -c pass", [PY, "-I", "-c", "pass"])
-    crd = Peer("cordon run (cafe policy, pass)", [cordon, "run", "--policy", blob, "--code", code],
+    crd = Peer("cordon run (bench policy: cafe's, no preload; pass)",
+               [cordon, "run", "--policy", pass_blob, "--code", code],
                ok=cordon_ok(False))
     peers = [bare, crd]
     why = crd.probe()
@@ -410,10 +478,14 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
     # The breakdown rows: pieces of a cordon run timed from outside.
     parts = [
         Peer("  cordon --version (exec, dynamic linking)", [cordon, "--version"]),
-        Peer("  cordon check-policy (+ blob map, SHA-256, checks)", [cordon, "check-policy", blob]),
-        Peer("  python3 -I main.py (cordon's loader), bare", [PY, "-I", os.path.join(loader_dir, "main.py")]),
+        Peer("  cordon check-policy (+ blob map, SHA-256, checks)", [cordon, "check-policy", pass_blob]),
+        Peer("  python3 -I main.py (cordon's loader, no finalization), bare",
+             [PY, "-I", os.path.join(loader_dir, "main.py")]),
         Peer("  python3 -I user_code.py (pass, no loader), bare", [PY, "-I", os.path.join(loader_dir, "user_code.py")]),
     ]
+    if loader_why:
+        skipped.append(("loader row", loader_why))
+        del parts[2]
     # cordon with no cgroup filesystem in sight falls back to rlimits: the
     # difference to the plain run is what the cgroup setup, attach and
     # teardown cost (less nsenter's exec, shown on its own row).
