@@ -270,10 +270,13 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME)
 
 # Then start-up of `cordon run` beside bare python and the peer sandboxes
-# (bench/bench_run.sh: installs missing peers as root, skips what cannot run).
+# (bench/bench_run.sh: installs missing peers as root, skips what cannot run),
+# then cordon serve beside the same cold starts (bench/bench_serve.py: the
+# system python, which the policies run, and the peers bench_run.sh installed).
 bench: deps all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do CORDON_SRC=$(CURDIR) $$b; done
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh bench/bench_run.sh
+	@/usr/bin/python3 bench/bench_serve.py $(abspath $(B)) $(CURDIR)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cordon/policies \

@@ -33,8 +33,8 @@ cafe policy without its preload and without its required output, so that
 
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
-Environment: BENCH_SERVE_RUNS (60) rounds for (1), BENCH_SERVE_CAFE_RUNS (30)
-for (2), BENCH_SERVE_SECONDS (4) per throughput cell, BENCH_SERVE_POOL (8)
+Environment: BENCH_SERVE_RUNS (60) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
+for (2), BENCH_SERVE_SECONDS (3) per throughput cell, BENCH_SERVE_POOL (8)
 warm sandboxes per (app, agent); BENCH_SERVE=0 skips it all.
 """
 import http.client
@@ -56,8 +56,8 @@ from bench_run import (LOADER, PY, W, Peer, bench_files, bwrap_argv, cordon_ok, 
                        interleave, table)
 
 RUNS = int(os.environ.get("BENCH_SERVE_RUNS", "60"))
-CAFE_RUNS = int(os.environ.get("BENCH_SERVE_CAFE_RUNS", "30"))
-SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "4"))
+CAFE_RUNS = int(os.environ.get("BENCH_SERVE_CAFE_RUNS", "20"))
+SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "3"))
 POOL = int(os.environ.get("BENCH_SERVE_POOL", "8"))
 RAMP = 0.5  # seconds of each throughput cell not counted: the pool's initial stock and the threads' start
 CONCURRENCY = (1, 4, 16)
@@ -559,8 +559,8 @@ def bench_throughput(server, cordon, blob, code_file, ws):
             for n in CONCURRENCY)))
     for n in CONCURRENCY:
         if n in created:
-            print("  serve at %d: %d sandboxes prepared during the cell, %d executions prepared theirs on the "
-                  "request's path (pool empty)" % (n, created[n][0], created[n][1]))
+            print("  serve at %d: the pool's workers prepared %d sandboxes during the cell; %d executions found the pool "
+                  "empty and prepared their own" % (n, created[n][0], created[n][1]))
     for (name, n), whys in sorted(bad.items()):
         if whys:
             print("  failed, %s at %d: %s" % (name, n, "; ".join(sorted(set(w[:160] for w in whys))[:3])))
