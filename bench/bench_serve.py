@@ -7,7 +7,8 @@ after another at each concurrency, in a shuffled order.  Medians and p90s.
 
   (1) `pass` through serve over its Unix socket, end to end (HTTP request
       sent -> result JSON received and parsed), beside bare cold
-      `python3 -I -c pass` and a cold `cordon run` of the same policy.
+      `python3 -I -c pass`, a cold `cordon run` of the same policy and
+      bubblewrap.
   (2) the cafe program (examples/cafe/user_code.py, receipts.json, agent
       analyst, scripts/demo's context, its real calc.check call) through
       serve with numpy preloaded, beside the same program run bare and cold
@@ -25,11 +26,12 @@ after another at each concurrency, in a shuffled order.  Medians and p90s.
   (5) the cold path (`cordon run` of `pass` beside bare python and
       bubblewrap) is bench_run.py's first table: not measured again here.
 
-HTTP is http.client over AF_UNIX (stdlib only): a test of the server as a
-client sees it, with the client's own cost included (a few tens of us).
-The policies are examples/cafe compiled and signed here, and "bench": the
-cafe policy without its preload and without its required output, so that
-`pass` succeeds and its sandbox imports nothing ahead.
+HTTP is http.client over AF_UNIX (stdlib only): the server as a client
+sees it, the client's own cost included, as fork and exec are on the cold
+side.  The policies are examples/cafe compiled and signed here, and
+"bench" (bench_run.bench_policy: the cafe policy without its preload, its
+required output or its agents), so that `pass` succeeds and its sandbox
+imports nothing ahead.
 
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
