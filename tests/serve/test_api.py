@@ -47,7 +47,7 @@ BUILD = os.environ.get("BUILD", "")
 SRC = os.environ.get("SRC", "")
 # The shared harness's host probes (processes, cgroups, the socket's HTTP).
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
-from harness import UnixHTTPConnection, alive, cgroup_dirs, descendants, wait_until  # noqa: E402
+from harness import SANITIZER_SIGNS, UnixHTTPConnection, alive, cgroup_dirs, descendants, wait_until  # noqa: E402
 CURL = "/usr/bin/curl"
 
 # Two tokens: A may use every app, B only report (api.md: "TOKEN app1,app2").
@@ -607,6 +607,20 @@ class Tests:
                 metric(m, "cordon_executions_queued") >= queued
         return wait_until(f, timeout, 0.05)
 
+    # -- 0. a tokens file others can read is refused --
+    def tokens_mode(self):
+        env = self.env
+        loose = os.path.join(env.spare, "tokens-0644")
+        shutil.copy(env.tokens, loose)
+        os.chmod(loose, 0o644)
+        p = subprocess.run([os.path.join(BUILD, "cordon"), "serve", "--policies", env.policies, "--trusted-key", env.pub,
+                            "--socket", os.path.join(env.dir, "loose.sock"), "--listen", "127.0.0.1:%d" % free_port(),
+                            "--tokens", loose, "--pool", "0", "--work-dir", os.path.join(env.dir, "work-loose"),
+                            "--state-dir", env.state_dir], capture_output=True, text=True, timeout=30)
+        self.t.check(p.returncode == 1 and "tokens-0644" in p.stderr and "chmod o-rw" in p.stderr,
+                     "a tokens file of mode 0644: the server does not start (exit %d), naming the file" % p.returncode,
+                     p.stderr[-800:])
+
     # -- 1. every endpoint, through curl --
     def endpoints_curl(self, srv):
         t, env = self.t, self.env
@@ -1054,14 +1068,16 @@ class Tests:
             warm0 = metric(srv.metrics(), "cordon_execution_seconds_count", warm="true")
             before = set(executors(srv.pid))
             r = self.post_exec(srv.unix, self.execute_body("report", code))
-            after = set(executors(srv.pid))
+            # The used sandbox is destroyed once its answer is out, by
+            # another thread: allow it a moment.
+            went = wait_until(lambda b=before: b - set(executors(srv.pid)), 5) or set()
             warm1 = metric(srv.metrics(), "cordon_execution_seconds_count", warm="true")
             j = r.json()
             t.check(r.status == 200 and j["status"] == "succeeded", "execution %d of (report, no agent)" % (i + 1),
                     r)
             t.check(warm1 == warm0 + 1, "execution %d ran in a warm sandbox" % (i + 1), "warm count %s -> %s" %
                     (warm0, warm1))
-            gone.append(before - after)
+            gone.append(went)
             results.append(j)
         a, b = results
         t.check(a["executionId"] != b["executionId"] and a["runDir"] != b["runDir"],
@@ -1078,7 +1094,8 @@ class Tests:
     def idle_killed(self, srv):
         t = self.t
         t.check(srv.wait_ready(30), "pools warm before the kill")
-        idle = executors(srv.pid)
+        # Exactly the idle ones: a finished sandbox may still be going.
+        idle = wait_until(lambda: len(executors(srv.pid)) == 4 and executors(srv.pid), 5) or executors(srv.pid)
         failed0 = metric(srv.metrics(), "cordon_sandboxes_failed_total")
         t.check(len(idle) == 4, "4 idle executors found (one per pool): %s" % idle, idle)
         for p in idle:
@@ -1145,17 +1162,16 @@ class Tests:
         os.rename(tmp, path)
 
     # -- 10. SIGTERM: drain, exit 0, nothing left --
-    def sigterm(self, srv):
-        t = self.t
-        pid = srv.pid
-        cgs = cgroup_dirs(pids=[pid])
-        self.note_cgroups(cgs, "the server's sandboxes")
-        # Two executions in flight, ending 1.5 s and 2 s in: each must get
-        # its answer, the last one too (the drain ends when it is done).
+    def sigterm(self, srv, inflight):
+        """inflight: (target, seconds) of executions running when SIGTERM
+        comes; each must be answered, the last one too (the drain ends
+        when it is done)."""
+        t, pid, name = self.t, srv.pid, srv.name
+        self.note_cgroups(cgroup_dirs(pids=[pid]), "%s's sandboxes" % name)
         bgs = [Background(self.post_exec, tgt, self.execute_body(
-            "report", REPORT_OUT % "d\n" + "import time\ntime.sleep(%s)\nprint('finished')\n" % s), 60)
-            for tgt, s in ((srv.unix, 1.5), (srv.tcp_a, 2))]
-        t.check(self.wait_running(srv, 2), "two executions run when SIGTERM comes")
+            "report", REPORT_OUT % "d\n" + "import time\ntime.sleep(%s)\nprint('finished')\n" % sec), 60)
+            for tgt, sec in inflight]
+        t.check(self.wait_running(srv, len(bgs)), "%s: %d execution(s) run when SIGTERM comes" % (name, len(bgs)))
         kids = descendants(pid)
         srv.signal(signal.SIGTERM)
         for i, bg in enumerate(bgs):
@@ -1165,19 +1181,20 @@ class Tests:
                 r = e
             t.check(isinstance(r, Resp) and r.status == 200 and r.json()["status"] == "succeeded" and
                     r.json()["stdout"] == "finished\n",
-                    "running execution %d finishes within --grace and its answer is sent" % (i + 1), r)
+                    "%s: running execution %d finishes within --grace and its answer is sent" % (name, i + 1), r)
         rc = srv.wait(30)
-        t.check(rc == 0, "the server exits 0 after the drain (exit %r)" % rc, srv.log()[-1500:])
+        t.check(rc == 0, "%s exits 0 after the drain (exit %r)" % (name, rc), srv.log()[-1500:])
         if rc is None:
             srv.kill()
         t.check(wait_until(lambda: not [p for p in kids if alive(p)], 5),
-                "no process of the server is left (%d were running)" % len(kids),
+                "%s: no process is left (%d were running)" % (name, len(kids)),
                 [(p, proc_status(p)) for p in kids if alive(p)])
         left = cgroup_dirs(pids=[pid])
-        t.check(not left, "no cgroup cordon-%d-* is left" % pid, left)
-        t.check(not os.path.exists(srv.sock), "the Unix socket is removed", srv.sock)
-        t.check(os.listdir(srv.work_dir) == [], "the work directory is emptied", os.listdir(srv.work_dir))
-        t.check("stopped" in srv.log().splitlines()[-1], "the log ends with 'stopped'", srv.log()[-500:])
+        t.check(not left, "%s: no cgroup cordon-%d-* is left" % (name, pid), left)
+        t.check(not os.path.exists(srv.sock), "%s: the Unix socket is removed" % name, srv.sock)
+        t.check(os.listdir(srv.work_dir) == [], "%s: the work directory is emptied" % name, os.listdir(srv.work_dir))
+        t.check("stopped" in srv.log().splitlines()[-1], "%s: the log ends with 'stopped'" % name,
+                srv.log()[-500:])
 
     def note_cgroups(self, cgs, what):
         if cgs:
@@ -1228,12 +1245,8 @@ class Tests:
                 t.check(left is True, "the restart swept the killed server's cgroups (cordon-%d-*)" % old, left)
             r = self.report_exec(srv.unix)
             t.check(r.status == 200 and r.json()["status"] == "succeeded", "the restarted server runs executions", r)
-            kids = descendants(srv.pid)
-            srv.signal(signal.SIGTERM)
-            rc = srv.wait(30)
-            t.check(rc == 0, "the restarted server drains and exits 0 (exit %r)" % rc)
-            t.check(wait_until(lambda: not [p for p in kids if alive(p)], 5) and not cgroup_dirs(pids=[srv.pid]) and
-                    not os.path.exists(sock), "and leaves no process, cgroup or socket")
+            srv.name = "server-2 restarted"
+            self.sigterm(srv, [(srv.unix, 1)])
         finally:
             srv.kill()
 
@@ -1264,6 +1277,7 @@ def main(argv):
         t.check(st.st_mode & 0o777 == 0o600, "the tokens file is mode 0600")
         t.check(srv.wait_ready(60), "server 1 is ready: every pool warm", srv.log())
         x = Tests(t, env, api, cc)
+        t.section("tokens file mode", x.tokens_mode)
         t.section("endpoints through curl", x.endpoints_curl, srv)
         t.section("endpoints through the Python client", x.endpoints_client, srv)
         t.section("bad HTTP input", x.bad_input, srv)
@@ -1273,7 +1287,7 @@ def main(argv):
         t.section("single use", x.single_use, srv)
         t.section("an idle sandbox killed", x.idle_killed, srv)
         t.section("reload", x.reload, srv)
-        t.section("SIGTERM", x.sigterm, srv)
+        t.section("SIGTERM", x.sigterm, srv, [(srv.unix, 1.5), (srv.tcp_a, 2)])
         t.section("the server killed", x.server_killed)
     except Exception:  # noqa: BLE001 - a setup failure ends the run as one FAIL
         t.fail("setup", traceback.format_exc())
@@ -1282,6 +1296,12 @@ def main(argv):
             if t.failed and srv.proc is not None:
                 print("---- server-1 log (last lines) ----\n" + "\n".join(srv.log().splitlines()[-30:]))
             srv.kill()
+        # A sanitizer build (make SAN=1) reports on stderr, which is the log.
+        for name in sorted(os.listdir(env.dir)):
+            if name.endswith(".log"):
+                with open(os.path.join(env.dir, name), errors="replace") as f:
+                    bad = [ln for ln in f if any(x in ln for x in SANITIZER_SIGNS)]
+                t.check(not bad, "%s: no sanitizer report" % name, "".join(bad[:20]))
         env.cleanup()
     print("serve[%s]: %d passed, %d failed, %d skipped (%.0f s)" % (mode, t.passed, t.failed, t.skipped,
                                                                      time.monotonic() - t0))
