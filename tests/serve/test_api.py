@@ -623,7 +623,7 @@ class Tests:
 
     # -- 1. every endpoint, through curl --
     def endpoints_curl(self, srv):
-        t, env = self.t, self.env
+        env = self.env
         work = env.dir
         for tgt in (srv.unix, srv.tcp_a, srv.tcp_b):
             r = tgt.curl("GET", "/v1/health", work=work)
@@ -833,7 +833,7 @@ class Tests:
 
     # -- 3. bad HTTP input --
     def bad_input(self, srv):
-        env, work = self.env, self.env.dir
+        work = self.env.dir
         u, a, b = srv.unix, srv.tcp_a, srv.tcp_b
         E = "/v1/executions"
         for tgt in (u, a):
@@ -998,7 +998,7 @@ class Tests:
 
     # -- 6. artifacts: inline, fetched, expired --
     def artifacts(self, srv):
-        t, env, work = self.t, self.env, self.env.dir
+        t, work = self.t, self.env.dir
         small = "region,units\n" + "n,1\n" * 10
         large = "region,units\n" + "north,123456789\n" * 300
         rs = self.report_exec(srv.tcp_a, small)
