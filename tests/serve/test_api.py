@@ -792,15 +792,25 @@ class Tests:
             receipts = f.read()
         ctx = {"tenant": "t", "project": "cafe", "user": "ana", "session": "s-1", "roles": ["analyst"],
                "tools": ["calc.check", "calc.solve"]}
+        # The tool runs on the trusted side when scripts/install-examples
+        # put it there; else the call is still made, allowed and recorded.
+        installed = os.path.exists("/usr/local/libexec/cordon/examples/cafe/calc-check")
+        calls0 = metric(srv.metrics(), "cordon_tool_calls_total")
         for name, c in (("unix", cu), ("token A", ca)):
             r = c.execute("cafe", cafe_code, agent="analyst", inputs={"receipts.json": receipts}, context=ctx)
-            sol = (r.result or {}).get("solution", {})
-            ok = r.succeeded and len(sol) == 3 and r.artifact("summary.txt").content.startswith(b"")
-            t.check(ok, "client(%s).execute(): the cafe program with numpy preloaded, context and a tool call"
-                    % name, json.dumps(dict(r))[:1500])
+            res = r.result or {}
+            calls = [(x["tool"], x["decision"]) for x in r.tool_calls]
+            ok = r.succeeded and sorted(res.get("solution", {})) == ["coffee", "croissant", "juice"] and \
+                calls == [("calc.check", "allowed")] and (not installed or res["check"].get("ok") is True) and \
+                b"coffee" in r.artifact("summary.txt").content
+            t.check(ok, "client(%s).execute(): the cafe program (numpy preloaded), context, calc.check %s"
+                    % (name, "answered ok" if installed else "allowed (the tool is not installed)"),
+                    json.dumps(dict(r))[:1500])
             errs = self.conform("POST", "/v1/executions", Resp(200, {"Content-Type": "application/json"},
                                                                 json.dumps(dict(r)).encode(), "client"))
             t.check(not errs, "client(%s).execute(): the result conforms to docs/openapi.yaml" % name, errs)
+        calls1 = metric(srv.metrics(), "cordon_tool_calls_total")
+        t.check(calls1 == calls0 + 2, "cordon_tool_calls_total counted the two calls (%s -> %s)" % (calls0, calls1))
         # bytes inputs go as contentBase64
         r = cu.execute("report", env.report_code, inputs={"sales.csv": env.sales.encode()})
         t.check(r.succeeded and r.result["rows"] == 24, "client(unix).execute(): a bytes input (contentBase64)",
