@@ -248,10 +248,13 @@ bridge: all
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/bridge/run.sh
 
 # cordon serve's own suites (tests/serve/README.md): isolation between
-# concurrent and successive executions of one server.
+# concurrent and successive executions of one server (run.sh), and the HTTP
+# API through curl and the Python client, bad input and faults (api.sh).
+# Both run whatever the first says.
 .PHONY: serve-tests
 serve-tests: all
-	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh
+	@rc=0; BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh || rc=1; \
+		BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/api.sh || rc=1; exit $$rc
 
 ifeq ($(SAN),1)
 check: deps all unit cli enforce boundary bridge serve-tests

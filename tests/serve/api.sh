@@ -1,0 +1,48 @@
+#!/bin/sh
+# api.sh - cordon serve through real clients (test_api.py), in both modes
+# the runtime has.
+#
+#   BUILD=DIR SRC=DIR sh tests/serve/api.sh
+#
+# As root: the whole suite as root, then again as the unprivileged user
+# cordon-test (created here when missing, as run.sh beside it does),
+# from a copy of what it needs in a directory it can read.  As any other
+# user: the rootless run only.  Exit 1 when a check failed.
+set -u
+: "${BUILD:?}" "${SRC:?}"
+S="$SRC/tests/serve"
+PY=/usr/bin/python3
+rc=0
+
+if [ "$(id -u)" -ne 0 ]; then
+	BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" rootless || rc=1
+	exit $rc
+fi
+
+BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" root || rc=1
+
+id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
+	|| { echo "FAIL serve rootless setup: cannot create user cordon-test"; exit 1; }
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+# The tree may sit where cordon-test cannot read (a private home): copy the
+# binaries and the parts of the tree the suite reads (the examples it
+# compiles, the shared harness, the OpenAPI document and its checker, the
+# Python client), readable by all, written by root only.
+mkdir -p "$T/bin" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/src/docs" "$T/src/clients" || exit 1
+cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
+	cp -R "$SRC/examples/cafe" "$SRC/examples/report" "$T/src/examples/" &&
+	cp "$S/test_api.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
+	cp "$SRC/tests/lib/harness.py" "$T/src/tests/lib/" &&
+	cp "$SRC/docs/openapi.yaml" "$T/src/docs/" && cp -R "$SRC/clients/python" "$T/src/clients/" ||
+	{ echo "FAIL serve rootless setup: cannot copy the tree"; exit 1; }
+chmod -R a+rX,go-w "$T"
+chmod 755 "$T/bin/cordon" "$T/bin/cordonc"
+# Its own TMPDIR and HOME: the suite's work directory, the servers' work
+# directories, cordon run's run directory.
+mkdir "$T/tmp" && chown cordon-test "$T/tmp" && chmod 700 "$T/tmp"
+cd "$T" || exit 1
+env -u XDG_RUNTIME_DIR TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
+	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_api.py" rootless ||
+	rc=1
+exit $rc
