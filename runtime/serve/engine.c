@@ -251,6 +251,14 @@ int engine_ready(struct engine *e, cJSON **out)
 
 struct metrics *engine_metrics(struct engine *e)
 {
+	unsigned running, queued;
+
+	/* Called for every scrape: the gauges then say what the gate holds
+	 * now, waiters included. */
+	if (e->gate_made) {
+		gate_snapshot(&e->gate, &running, &queued);
+		metrics_running(e->metrics, running, queued);
+	}
 	return e->metrics;
 }
 

@@ -126,6 +126,13 @@ void gate_leave(struct gate *g, unsigned *running, unsigned *queued)
 	pthread_mutex_unlock(&g->mu);
 }
 
+void gate_snapshot(struct gate *g, unsigned *running, unsigned *queued)
+{
+	pthread_mutex_lock(&g->mu);
+	gate_counts(g, running, queued);
+	pthread_mutex_unlock(&g->mu);
+}
+
 void gate_drain(struct gate *g)
 {
 	pthread_mutex_lock(&g->mu);

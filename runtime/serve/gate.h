@@ -41,6 +41,10 @@ void gate_destroy(struct gate *g);
 enum gate_result gate_enter(struct gate *g, const struct timespec *deadline, unsigned *running, unsigned *queued);
 void gate_leave(struct gate *g, unsigned *running, unsigned *queued);
 
+/* The counts now (the gauges are read from here when /metrics is
+ * scraped: a waiter's count changes while it waits, with no call). */
+void gate_snapshot(struct gate *g, unsigned *running, unsigned *queued);
+
 /* Refuse newcomers and send every waiter away with GATE_DRAINING; the
  * admitted ones run on. */
 void gate_drain(struct gate *g);

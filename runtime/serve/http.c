@@ -81,6 +81,8 @@ struct http_listener {
 	struct MHD_Daemon *d;
 };
 
+#define HTTP_STOP_WAIT_MS 5000
+
 struct http_server {
 	struct engine *e;
 	struct metrics *m;
@@ -98,6 +100,9 @@ struct http_server {
 	pthread_cond_t wake;
 	struct http_conn *conns;
 	int stopping;
+	/* Requests begun and not yet completed (their response fully sent or
+	 * their connection gone): http_stop() lets them finish first. */
+	atomic_uint active;
 	int lock_ok, wake_ok, watchdog_started;
 	pthread_t watchdog;
 };
@@ -367,6 +372,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	free(rq->body);
 	free(rq);
 	*con_cls = NULL;
+	atomic_fetch_sub(&l->srv->active, 1);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -616,7 +622,7 @@ static enum MHD_Result request_handle(struct http_server *s, struct MHD_Connecti
 		return out ? queue(s, c, status, json_response(out))
 			   : reply_error(s, c, 500, "internal", "the engine gave no answer", 0, NULL);
 	case R_METRICS:
-		text = metrics_render(s->m, &len);
+		text = metrics_render(engine_metrics(s->e), &len);
 		if (text == NULL)
 			return reply_error(s, c, 500, "internal", "out of memory", 0, NULL);
 		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -696,6 +702,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (rq == NULL)
 			return MHD_NO;
 		*con_cls = rq;
+		atomic_fetch_add(&s->active, 1);
 		rq->conn = ci->socket_context;
 		rq->path = strdup(url);
 		if (rq->path == NULL)
@@ -1073,6 +1080,11 @@ void http_stop(struct http_server *s)
 	if (s == NULL)
 		return;
 	http_quiesce(s);
+	/* An execution the engine finished may still be on its way out:
+	 * stopping the daemons closes connections, so a request begun is
+	 * given HTTP_STOP_WAIT_MS to complete (its answer sent) first. */
+	for (unsigned waited = 0; atomic_load(&s->active) > 0 && waited < HTTP_STOP_WAIT_MS; waited += 10)
+		usleep(10000);
 	/* Connections are closed and their threads joined; every
 	 * NOTIFY_CLOSED has run, so the list is empty after this. */
 	if (s->unix_l.d != NULL)
