@@ -141,8 +141,10 @@ $(B)/cordonc: $(call obj,compiler/cordonc.c) $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_O
 
 # The runtime links neither libyaml nor libseccomp: it never parses policy
 # text and never compiles BPF (tests/cli/test_ldd.sh holds it to that).
+# libmicrohttpd is not linked: serve loads it (runtime/serve/mhd.h), so
+# `cordon run` does not pay for GnuTLS's load and constructor.
 $(B)/cordon: $(call obj,runtime/cordon.c) $(call obj,$(SERVE_SRC)) $(RUNTIME_LIB_OBJ) $(COMMON_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME) $(LIBS_SERVE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_RUNTIME)
 
 # Unit tests of serve's modules (tests/unit/test_serve_*.c) link them too:
 # the modules a test names in SERVE_UNIT_SRC_<test>, else all of serve.
@@ -153,7 +155,7 @@ SERVE_UNIT_SRC_test_serve_tokens := runtime/serve/tokens.c
 SERVE_UNIT_SRC_test_serve_exec_request := runtime/serve/exec_request.c
 SERVE_UNIT_SRC_test_serve_metrics := runtime/serve/metrics.c
 SERVE_UNIT_SRC_test_serve_gate := runtime/serve/gate.c
-SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c tokens.c exec_request.c metrics.c)
+SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c mhd.c tokens.c exec_request.c metrics.c)
 $(foreach t,$(SERVE_UNIT_BIN),$(eval $(t): $(call obj,$(or $(SERVE_UNIT_SRC_$(notdir $(t))),$(SERVE_SRC)))))
 $(SERVE_UNIT_BIN): LIBS_TEST += $(LIBS_SERVE)
 

@@ -46,6 +46,10 @@
 #include "runtime/serve/exec_request.h"
 #include "runtime/serve/http.h"
 #include "runtime/serve/metrics.h"
+#include "runtime/serve/mhd.h"
+
+/* libmicrohttpd through the table mhd.c loaded (mhd.h says why). */
+#define MHD (mhd_get())
 #include "runtime/serve/tokens.h"
 
 /* A cut connection may still be sending; after this long its read side
@@ -167,9 +171,9 @@ static enum MHD_Result queue(struct http_server *s, struct MHD_Connection *c, in
 		return MHD_NO;
 	/* Draining: a kept-alive client goes elsewhere for its next request. */
 	if (atomic_load(&s->draining))
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	ok = MHD_queue_response(c, (unsigned)status, r);
-	MHD_destroy_response(r);
+		MHD->add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	ok = MHD->queue_response(c, (unsigned)status, r);
+	MHD->destroy_response(r);
 	if (ok == MHD_YES)
 		metrics_http(s->m, status);
 	return ok;
@@ -189,12 +193,12 @@ static struct MHD_Response *json_response(cJSON *doc)
 	cJSON_Delete(doc);
 	if (text == NULL)
 		return NULL;
-	r = MHD_create_response_from_buffer_with_free_callback(strlen(text), text, text_free);
+	r = MHD->create_response_from_buffer_with_free_callback(strlen(text), text, text_free);
 	if (r == NULL) {
 		cJSON_free(text);
 		return NULL;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	return r;
 }
 
@@ -219,12 +223,12 @@ static enum MHD_Result reply_error(struct http_server *s, struct MHD_Connection 
 		return MHD_NO;
 	if (retry_after_s > 0 && (status == 429 || status == 503)) {
 		snprintf(ra, sizeof(ra), "%u", retry_after_s);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+		MHD->add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
 	}
 	if (allow != NULL)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+		MHD->add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+		MHD->add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	return queue(s, c, status, r);
 }
 
@@ -316,7 +320,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	struct http_conn *conn = *socket_context;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ci = MHD->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		/* Without a record the request handler refuses the
 		 * connection (it could not be cut). */
@@ -522,7 +526,7 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 		rq->scope.all = 1; /* the socket's mode and group decided */
 		rq->scope.token_index = 0;
 	} else if (rq->route != R_HEALTH) {
-		v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+		v = MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 		if (!tokens_check(s->tokens, v, &rq->scope))
 			status = 401, code = "unauthorized",
 			snprintf(msg, sizeof(msg), "%s",
@@ -531,10 +535,10 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 	if (status == 0 && rq->route == R_AGENT && !scope_has_app(&rq->scope, rq->p1))
 		status = 403, code = "forbidden", snprintf(msg, sizeof(msg), "the token is not scoped to this app");
 	if (status == 0 && rq->route == R_EXEC &&
-	    !content_type_json(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
+	    !content_type_json(MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
 		status = 415, code = "unsupported_media_type",
 		snprintf(msg, sizeof(msg), "Content-Type must be application/json");
-	v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	v = MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (status == 0 && v != NULL) {
 		char *end = NULL;
 		unsigned long long cl;
@@ -586,12 +590,12 @@ static enum MHD_Result handle_artifact(struct http_server *s, struct MHD_Connect
 		return reply_engine(s, c, status, NULL, &err);
 	}
 	/* libmicrohttpd owns fd from here, and closes it with the response */
-	r = MHD_create_response_from_fd64(size, fd);
+	r = MHD->create_response_from_fd64(size, fd);
 	if (r == NULL) {
 		close(fd);
 		return reply_error(s, c, 500, "internal", "out of memory", 0, NULL);
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	MHD->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
 	return queue(s, c, 200, r);
 }
 
@@ -625,12 +629,12 @@ static enum MHD_Result request_handle(struct http_server *s, struct MHD_Connecti
 		text = metrics_render(engine_metrics(s->e), &len);
 		if (text == NULL)
 			return reply_error(s, c, 500, "internal", "out of memory", 0, NULL);
-		r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		r = MHD->create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 		if (r == NULL) {
 			free(text);
 			return MHD_NO;
 		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4");
+		MHD->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4");
 		return queue(s, c, 200, r);
 	case R_APPS:
 		status = engine_apps(s->e, &rq->scope, &out, &err);
@@ -695,7 +699,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version;
 	if (rq == NULL) {
-		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		ci = MHD->get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		if (ci == NULL || ci->socket_context == NULL)
 			return MHD_NO; /* no record: it could not be cut, so it is not served */
 		rq = calloc(1, sizeof(*rq));
@@ -978,7 +982,7 @@ static int daemon_start(struct http_listener *l, const struct http_opts *o, char
 
 	/* One thread per connection: engine_execute() holds its thread for
 	 * the whole execution, which a shared pool would starve on. */
-	l->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+	l->d = MHD->start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 					MHD_USE_ITC,
 				0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
 				MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -1009,6 +1013,8 @@ struct http_server *http_start(const struct http_opts *o, struct engine *e, char
 		snprintf(err, n, "--listen needs --tokens: TCP has no other access control");
 		return NULL;
 	}
+	if (mhd_load(err, n) == NULL)
+		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		snprintf(err, n, "out of memory");
@@ -1053,7 +1059,7 @@ fail:
 static void listener_quiesce(struct http_listener *l)
 {
 	if (l->d != NULL) {
-		MHD_socket fd = MHD_quiesce_daemon(l->d);
+		MHD_socket fd = MHD->quiesce_daemon(l->d);
 
 		if (fd != MHD_INVALID_SOCKET)
 			close(fd);
@@ -1088,9 +1094,9 @@ void http_stop(struct http_server *s)
 	/* Connections are closed and their threads joined; every
 	 * NOTIFY_CLOSED has run, so the list is empty after this. */
 	if (s->unix_l.d != NULL)
-		MHD_stop_daemon(s->unix_l.d);
+		MHD->stop_daemon(s->unix_l.d);
 	if (s->tcp_l.d != NULL)
-		MHD_stop_daemon(s->tcp_l.d);
+		MHD->stop_daemon(s->tcp_l.d);
 	if (s->watchdog_started) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = 1;

@@ -11,3 +11,8 @@ if grep -E "libyaml|libseccomp" "$T/ldd"; then die "cordon links a parser it mus
 # vacuous.  (libseccomp shows up in cordonc once seccomp generation uses it.)
 ldd "$CORDONC" | grep -q libyaml || die "cordonc does not link libyaml?"
 pass "cordon links neither libyaml nor libseccomp"
+# Nor libmicrohttpd (and with it GnuTLS): only `cordon serve` needs HTTP
+# and loads it when it starts (runtime/serve/mhd.h), so `cordon run` does
+# not pay ~6 ms of library loading on every start.
+if grep -E "libmicrohttpd|libgnutls" "$T/ldd"; then die "cordon links libmicrohttpd: every run pays for it"; fi
+pass "cordon does not link libmicrohttpd (serve loads it)"
