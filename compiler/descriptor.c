@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cordon/paths.h"
 #include "compiler/compile.h"
 #include "compiler/units.h"
 
@@ -204,9 +205,10 @@ static int env_load(struct schema_ctx *c, const struct ynode *n, struct cpol_pol
 	return rc;
 }
 
-/* Targets the runtime builds itself; a descriptor mount over them would
- * hide the workspace, the socket, /proc or /dev from the executor's setup. */
-static const char *const reserved_targets[] = { "/workspace", "/supervisor-socket", "/proc", "/dev", NULL };
+/* Targets the runtime builds itself (cordon/paths.h); a descriptor mount
+ * over or under them would hide the workspace, the client modules, the
+ * socket, /proc or /dev from the executor's setup. */
+static const char *const reserved_targets[] = { SANDBOX_WORKSPACE, SANDBOX_SOCKET_DIR, SANDBOX_CLIENT, "/proc", "/dev", NULL };
 
 static int target_is_reserved(const char *t, const char **which)
 {

@@ -29,6 +29,7 @@
 
 #include <sodium.h>
 
+#include "cordon/paths.h"
 #include "common/utf8.h"
 #include "runtime/client/stubs.h"
 #include "runtime/hostid.h"
@@ -57,15 +58,15 @@ static const char LOADER_HEAD[] =
 	"import posix as _cordon_posix\n";
 static const char LOADER_TAIL[] =
 	"import sys\n"
-	"sys.path.insert(0, '/cordon')\n"
+	"sys.path.insert(0, '" SANDBOX_CLIENT "')\n"
 	"import cordon_exit as _cordon_exit\n"
-	"sys.path.insert(0, '/workspace/work')\n"
+	"sys.path.insert(0, '" SANDBOX_WORK "')\n"
 	"sys.argv[:] = ['user_code.py']\n"
 	"_cordon_posix.write(3, b'r')\n"
 	"if _cordon_posix.read(3, 1) != b'g':\n"
 	"    _cordon_posix._exit(125)\n"
 	"_cordon_posix.close(3)\n"
-	"__file__ = '/workspace/work/user_code.py'\n"
+	"__file__ = '" SANDBOX_PROGRAM "'\n"
 	"with open(__file__, 'rb') as _f:\n"
 	"    _code = compile(_f.read(), __file__, 'exec')\n"
 	"del _f\n"
@@ -595,9 +596,9 @@ static int prep_plan(struct sandbox *sb)
 	 * kernel once the request is in (sandbox_start), then the client
 	 * modules and the socket, read-only to the sandbox. */
 	{
-		struct launch_mount *w = plan_mount(lp, LM_PRIVATE, "", "/workspace");
-		struct launch_mount *l = plan_mount(lp, LM_PRIVATE, "", "/cordon");
-		struct launch_mount *k = plan_mount(lp, LM_PRIVATE, "", "/supervisor-socket");
+		struct launch_mount *w = plan_mount(lp, LM_PRIVATE, "", SANDBOX_WORKSPACE);
+		struct launch_mount *l = plan_mount(lp, LM_PRIVATE, "", SANDBOX_CLIENT);
+		struct launch_mount *k = plan_mount(lp, LM_PRIVATE, "", SANDBOX_SOCKET_DIR);
 
 		if (w == NULL || l == NULL || k == NULL)
 			goto too_many;
@@ -611,18 +612,18 @@ static int prep_plan(struct sandbox *sb)
 		l->inodes = 5;
 		k->size = WS_PAGE;
 		k->inodes = 3;
-		lp->landlock_rw[0] = "/workspace/work";
-		lp->landlock_rw[1] = "/workspace/out";
-		lp->landlock_rw[2] = "/workspace/logs/executor";
+		lp->landlock_rw[0] = SANDBOX_WORK;
+		lp->landlock_rw[1] = SANDBOX_OUT;
+		lp->landlock_rw[2] = SANDBOX_LOGS;
 		lp->nlandlock_rw = 3;
 	}
 	lp->write_etc = !has_etc;
 	for (uint32_t i = 0; i < p->nenv; i++)
 		if (plan_env(sb, p->env[i].key, p->env[i].value) != 0)
 			goto env;
-	if (plan_env(sb, "PATH", "/usr/local/bin:/usr/bin:/bin") || plan_env(sb, "HOME", "/workspace/work") ||
-	    plan_env(sb, "TMPDIR", has_tmp ? "/tmp" : "/workspace/work") ||
-	    plan_env(sb, "CORDON_SOCKET", "/supervisor-socket/tools.sock") ||
+	if (plan_env(sb, "PATH", "/usr/local/bin:/usr/bin:/bin") || plan_env(sb, "HOME", SANDBOX_WORK) ||
+	    plan_env(sb, "TMPDIR", has_tmp ? "/tmp" : SANDBOX_WORK) ||
+	    plan_env(sb, "CORDON_SOCKET", SANDBOX_SOCKET) ||
 	    plan_env(sb, "CORDON_TOKEN", sb->token) || plan_env(sb, "CORDON_EXECUTION_ID", sb->id))
 		goto env;
 	{

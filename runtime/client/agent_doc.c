@@ -30,6 +30,7 @@
 
 #include <sodium.h>
 
+#include "cordon/paths.h"
 #include "common/utf8.h"
 #include "runtime/client/agent_doc.h"
 #include "runtime/client/constraint_text.h"
@@ -39,10 +40,10 @@
 #include "runtime/constraint_eval.h"
 
 /* Fixed by the runtime (runtime/run.c, docs/runtime.md). */
-#define AGENT_DOC_OUT "/workspace/out"
-#define AGENT_DOC_WORK "/workspace/work"
-#define AGENT_DOC_LOGS "/workspace/logs/executor"
-#define AGENT_DOC_LIB "/cordon" /* cordon_tools.py and tools.py, on sys.path */
+#define AGENT_DOC_OUT SANDBOX_OUT
+#define AGENT_DOC_WORK SANDBOX_WORK
+#define AGENT_DOC_LOGS SANDBOX_LOGS
+#define AGENT_DOC_LIB SANDBOX_CLIENT /* cordon_tools.py and tools.py, on sys.path */
 #define AGENT_DOC_PROBE_MS 10000
 
 /* ---- which tools -------------------------------------------------------- */
@@ -366,7 +367,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 
 	o = cJSON_AddObjectToObject(d, "python");
 	cJSON_AddStringToObject(o, "interpreter", p->exec.interpreter);
-	cJSON_AddStringToObject(o, "command", "python3 -I " AGENT_DOC_WORK "/main.py");
+	cJSON_AddStringToObject(o, "command", "python3 -I " SANDBOX_LOADER);
 	if (version != NULL) {
 		cJSON_AddStringToObject(o, "version", version);
 	} else {

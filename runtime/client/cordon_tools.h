@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define CORDON_TOOLS_DEFAULT_SOCKET "/supervisor-socket/tools.sock"
+#define CORDON_TOOLS_DEFAULT_SOCKET "/supervisor-socket/tools.sock" /* SANDBOX_SOCKET (cordon/paths.h) */
 /* The supervisor never answers with more; a longer frame is refused. */
 #define CORDON_TOOLS_MAX_RESPONSE (2u * 1024u * 1024u)
 

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cordon/paths.h"
 #include "runtime/launch/launch.h"
 
 /* After the first pivot_root (mounts_build): the root being built. */
@@ -320,7 +321,7 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 		snprintf(msg, n, "pivot_root to the new root: %s", launch_strerror(errno));
 		goto out;
 	}
-	if (chdir("/workspace/work") != 0) {
+	if (chdir(SANDBOX_WORK) != 0) {
 		snprintf(msg, n, "chdir /workspace/work: %s", launch_strerror(errno));
 		goto out;
 	}

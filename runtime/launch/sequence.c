@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cordon/paths.h"
 #include "runtime/launch/launch.h"
 
 static __attribute__((noreturn)) void die(const struct launch_plan *lp, const char *stage, const char *m)
@@ -246,7 +247,7 @@ void launch_child(const struct launch_plan *lp)
 			die(lp, "seccomp", launch_strerror(errno));
 	}
 	{
-		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)"/workspace/work/main.py", NULL };
+		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)SANDBOX_LOADER, NULL };
 
 		/* 12. The interpreter, with the environment of the plan. */
 		execve(lp->interpreter, argv, lp->envp);

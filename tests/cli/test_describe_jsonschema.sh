@@ -179,12 +179,15 @@ sed 's/"maxLength":	254/"maxLength":	999/' "$T/all.json" >"$T/loose.json"
 	die "the check took a loosened bound"
 
 # A preload list: said in the Markdown and the JSON; the tools do not change.
-sed 's/^    landlock: true$/    landlock: true\n    preload: [numpy, json]/' "$APP" >"$T/pre.app.yaml"
+# (the cafe example preloads numpy: the list is widened in place)
+sed 's/^    preload: \[numpy\]$/    preload: [numpy, json]/' "$APP" >"$T/pre.app.yaml"
 grep -q "preload: \[numpy, json\]" "$T/pre.app.yaml" || die "the cafe descriptor changed shape: no place for preload"
 expect_rc 0 "$CORDONC" compile "$T/pre.app.yaml" "$TOOLS" -o "$T/pre.cpol"
 expect_rc 0 "$CORDONC" describe --agent analyst "$T/pre.cpol"
 expect_out '- **Preloaded modules**: `numpy`, `json`: imported before your program starts'
-expect_rc 0 "$CORDONC" describe --agent analyst "$T/cafe.cpol"
+sed '/^    preload: /d' "$APP" >"$T/nopre.app.yaml"
+expect_rc 0 "$CORDONC" compile "$T/nopre.app.yaml" "$TOOLS" -o "$T/nopre.cpol"
+expect_rc 0 "$CORDONC" describe --agent analyst "$T/nopre.cpol"
 grep -q "Preloaded" "$_out" && die "a policy without preloads mentions them"
 expect_rc 0 "$CORDONC" describe --json "$T/pre.cpol"
 "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["python"]["preload"] == ["numpy", "json"]' "$_out" ||
