@@ -331,12 +331,33 @@ static void test_overload(void **state)
 	}
 }
 
-/* The executors of idle sandboxes are our direct children. */
+/* 1 while pid runs (not yet a zombie, not gone). */
+static int still_running(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *fp;
+	int running = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), fp) ? strrchr(buf, ')') : NULL;
+	fclose(fp);
+	if (p != NULL && p[1] == ' ')
+		running = p[2] != 'Z' && p[2] != 'X';
+	return running;
+}
+
+/* The executors of idle sandboxes are our direct children.  SIGKILL is
+ * delivered asynchronously: the kill is only done once each has died, as
+ * a sandbox that "died while idle" has (one still dying when taken would
+ * be killed mid-run instead, a different case). */
 static unsigned kill_children(void)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	unsigned n = 0;
+	int pids[256];
 
 	assert_non_null(d);
 	while ((de = readdir(d)) != NULL) {
@@ -351,12 +372,16 @@ static unsigned kill_children(void)
 			continue;
 		p = fgets(buf, sizeof(buf), fp) ? strrchr(buf, ')') : NULL;
 		fclose(fp);
-		if (p != NULL && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
-			kill(atoi(de->d_name), SIGKILL);
+		if (p != NULL && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid() && n < 256) {
+			pids[n] = atoi(de->d_name);
+			kill(pids[n], SIGKILL);
 			n++;
 		}
 	}
 	closedir(d);
+	for (unsigned i = 0; i < n; i++)
+		for (int t = 0; t < 500 && still_running(pids[i]); t++)
+			usleep(10000);
 	return n;
 }
 
