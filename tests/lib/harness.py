@@ -362,6 +362,14 @@ class Suite:
         if mounts:
             bad.append("mounts left: %s" % mounts)
         cg = cgroup_dirs(self.exec_ids) if self.exec_ids else []
+        # cordon serve destroys a sandbox after its answer is out (its
+        # sweeper thread): its cgroups and host ids go within moments, not
+        # before the result arrives.  Give them 5 s, then judge.
+        for _ in range(50):
+            if not cg:
+                break
+            time.sleep(0.1)
+            cg = cgroup_dirs(self.exec_ids)
         if cg:
             bad.append("cgroups left: %s" % cg)
         procs = [(m, marker_pids(m)) for m in self.markers]
