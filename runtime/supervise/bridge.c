@@ -811,7 +811,11 @@ static int bridge_tool_cgroup(struct bridge *b, const struct cpol_tool *tool, st
 	*made = 1;
 	v->cg_mem = cg->mem_kind;
 	v->cg_pids = cg->pids_kind;
-	if (cgroup_procs_open(cg, procs, err, sizeof(err)) != 0) {
+	/* On v1 the tool moves itself through `tasks`, which skips the
+	 * threadgroup lock and its RCU wait (cgroup.h, "Attach"); v2 has no
+	 * `tasks` for a domain cgroup, so any v2 kind takes cgroup.procs. */
+	if ((cg->mem_kind == CG_V2 || cg->pids_kind == CG_V2 ? cgroup_procs_open(cg, procs, err, sizeof(err))
+							       : cgroup_tasks_open(cg, procs, err, sizeof(err))) != 0) {
 		verdict_deny(v, "exec", "internal_error", "cgroup", "%s: %s", tool->id, err);
 		return -1;
 	}

@@ -181,8 +181,9 @@ static void te_child_fail(int fd, int stage, int err)
  */
 /*
  * Joins the call's cgroups: one write of "0" (the writer itself) to each
- * cgroup.procs the parent opened.  Still privileged here, so the kernel's
- * check of the writer against the target cgroup passes.
+ * file the parent opened (v1 `tasks`, which moves this single-threaded
+ * child without the threadgroup lock; cgroup.procs on v2).  Still
+ * privileged here, so the kernel's check of the writer passes.
  */
 static int te_child_cgroup(const struct tool_exec_req *req)
 {
