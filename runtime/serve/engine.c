@@ -741,8 +741,10 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 		goto out;
 	admitted = 1;
 
+	pool_running(e->pool, +1);
 	if (exec_start(e, ent, agent, &x, &it, &warm) == 0)
 		sandbox_wait(it->sb, slot->cancel_fd);
+	pool_running(e->pool, -1);
 	if (it == NULL) {
 		status = oom(err);
 		goto out;

@@ -36,6 +36,7 @@ struct pool_slot {
 	int retired;
 	unsigned fails;
 	uint64_t retry_at_us;
+	uint64_t held_since_us;     /* refill held back since (pool_running), 0 not */
 };
 
 struct pool {
@@ -44,6 +45,7 @@ struct pool {
 	pthread_cond_t cv;          /* CLOCK_MONOTONIC; workers wait here */
 	struct pool_slot *slots;
 	int stopping, draining;
+	unsigned running;           /* executions running (pool_running) */
 	int wake_fd;                /* eventfd: the watcher's idle set changed */
 	pthread_t *workers;
 	unsigned nworkers;
@@ -196,7 +198,7 @@ static struct pool_slot *slot_find(const struct pool *p, const struct policy_ent
 
 /* The live slot furthest below its target and out of backoff; *wake_us:
  * the earliest backoff end among those waiting (UINT64_MAX: none). */
-static struct pool_slot *slot_pick(const struct pool *p, uint64_t now_us, uint64_t *wake_us)
+static struct pool_slot *slot_pick(struct pool *p, uint64_t now_us, uint64_t *wake_us)
 {
 	struct pool_slot *best = NULL;
 	unsigned best_gap = 0;
@@ -214,6 +216,22 @@ static struct pool_slot *slot_pick(const struct pool *p, uint64_t now_us, uint64
 				*wake_us = s->retry_at_us;
 			continue;
 		}
+		/* A pool that still has a warm one waits for the running
+		 * executions to end, within a bound (pool.h); an empty one
+		 * refills at once, or the next request would start cold. */
+		if (p->running > 0 && s->nidle > 0) {
+			uint64_t until;
+
+			if (s->held_since_us == 0)
+				s->held_since_us = now_us;
+			until = s->held_since_us + POOL_REFILL_DEFER_MS * 1000ull;
+			if (until > now_us) {
+				if (until < *wake_us)
+					*wake_us = until;
+				continue;
+			}
+		}
+		s->held_since_us = 0;
 		if (gap > best_gap) {
 			best = s;
 			best_gap = gap;
@@ -533,6 +551,20 @@ struct pool_item *pool_take(struct pool *p, const struct policy_entry *ent, cons
 		serve_logf(p->o.log, p->o.log_arg, "pool: %u idle sandbox%s found dead at take and replaced", ndead,
 			   ndead == 1 ? "" : "es");
 	return it;
+}
+
+void pool_running(struct pool *p, int delta)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (delta > 0)
+		p->running++;
+	else if (p->running > 0)
+		p->running--;
+	if (p->running == 0)
+		pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 }
 
 cJSON *pool_state(struct pool *p, int *ready)

@@ -84,6 +84,13 @@ void pool_apply(struct pool *p, const struct policy_set *set);
  * ready, or ent is not the entry the pool was filled from). */
 struct pool_item *pool_take(struct pool *p, const struct policy_entry *ent, const char *agent);
 
+/* An execution began (+1) or ended its run (-1).  While any runs, a pool
+ * that still holds a warm sandbox holds its refill back (at most
+ * POOL_REFILL_DEFER_MS): a refill is an interpreter start, whose CPU and
+ * mount-table work would otherwise land on the running request. */
+#define POOL_REFILL_DEFER_MS 250
+void pool_running(struct pool *p, int delta);
+
 /* [{"app","agent","warm","target"}] of the live pools; *ready: every pool
  * holds a warm sandbox (1 when there are no pools). */
 cJSON *pool_state(struct pool *p, int *ready);
