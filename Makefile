@@ -183,6 +183,7 @@ FUZZ_SEEDS_compile := tests/corpus/compile tests/corpus/good
 # A target that needs sources outside FUZZ_LIB_SRC (runtime/serve/ is not
 # in it) names them in FUZZ_EXTRA_SRC_<target>.
 FUZZ_EXTRA_SRC_fuzz_serve_request := runtime/serve/exec_request.c
+FUZZ_EXTRA_SRC_fuzz_serve_tokens := runtime/serve/tokens.c
 
 .SECONDEXPANSION:
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $$(FUZZ_EXTRA_SRC_$$*) $(GEN)/policy.tab.c $(GEN)/lex.yy.c \
