@@ -1002,16 +1002,6 @@ static void diff_tools(struct diff_result *r, const struct cpol_policy *a, const
 			add(r, DIFF_NARROW, a->tools[i].description, "", "tools[%s]", a->tools[i].id);
 }
 
-static const struct cpol_agent *agent_find(const struct cpol_policy *p, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->nagents; i++)
-		if (strcmp(p->agents[i].name, name) == 0)
-			return &p->agents[i];
-	return NULL;
-}
-
 static int agent_has(const struct cpol_policy *p, const struct cpol_agent *ag, const char *tool)
 {
 	uint32_t k;
@@ -1027,7 +1017,7 @@ static void diff_agents(struct diff_result *r, const struct cpol_policy *a, cons
 	uint32_t i, k;
 
 	for (i = 0; i < b->nagents; i++) {
-		const struct cpol_agent *n = &b->agents[i], *o = agent_find(a, n->name);
+		const struct cpol_agent *n = &b->agents[i], *o = policy_find_agent(a, n->name);
 
 		for (k = 0; k < n->ntools; k++) {
 			const char *t = n->tools[k] < b->ntools ? b->tools[n->tools[k]].id : "?";
@@ -1043,7 +1033,7 @@ static void diff_agents(struct diff_result *r, const struct cpol_policy *a, cons
 		}
 	}
 	for (i = 0; i < a->nagents; i++)
-		if (agent_find(b, a->agents[i].name) == NULL)
+		if (policy_find_agent(b, a->agents[i].name) == NULL)
 			add(r, DIFF_NARROW, a->agents[i].name, "", "agents[%s]", a->agents[i].name);
 }
 

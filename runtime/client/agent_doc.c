@@ -57,9 +57,7 @@ int agent_doc_select(const struct cpol_policy *p, const char *agent, uint32_t **
 	*tools = NULL;
 	*n = 0;
 	if (agent != NULL) {
-		for (i = 0; i < p->nagents && a == NULL; i++)
-			if (strcmp(p->agents[i].name, agent) == 0)
-				a = &p->agents[i];
+		a = policy_find_agent(p, agent);
 		if (a == NULL) {
 			struct textbuf names;
 

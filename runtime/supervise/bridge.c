@@ -596,14 +596,9 @@ static int bridge_params_digest(const cJSON *params, char hex[65])
 
 static uint32_t bridge_agent_index(const struct bridge *b)
 {
-	const struct cpol_policy *p = b->cfg.pol;
+	const struct cpol_agent *a = b->cfg.agent ? policy_find_agent(b->cfg.pol, b->cfg.agent) : NULL;
 
-	if (b->cfg.agent == NULL)
-		return CPOL_NONE;
-	for (uint32_t i = 0; i < p->nagents; i++)
-		if (strcmp(p->agents[i].name, b->cfg.agent) == 0)
-			return i;
-	return CPOL_NONE;
+	return a != NULL ? (uint32_t)(a - b->cfg.pol->agents) : CPOL_NONE;
 }
 
 /* tool, selection, params, constraint, role: the checks that need no
