@@ -19,17 +19,54 @@
 
 struct ledger;
 
-/* Opens (creating when absent, mode 0600, in a directory created 0700 when
- * absent) <state_dir>/ledger.sqlite3 in WAL mode with a busy timeout, and
- * migrates its schema to the current version.  Many processes may open the
- * same fresh directory at once: a busy database is waited for, up to 5 s
- * in all.  A schema newer than this build knows is an error, never a
- * downgrade.  Returns 0, or -1 with err. */
+/*
+ * Opens <state_dir>/ledger.sqlite3 in WAL mode with a busy timeout and
+ * migrates its schema to the current version.  The state directory is
+ * created 0700 when absent, its parent never: it must exist (a mistyped
+ * path is an error, not a new empty ledger; ledger_default_parents() makes
+ * those of the default place).  A schema newer than this build knows is an
+ * error, never a downgrade.
+ *
+ * Identity (docs/ledger.md): a ledger is named by a random id drawn when
+ * it made its database, kept inside it and in <state_dir>/ledger.id.  With
+ * that file present, a database that is missing, empty, or holds no id or
+ * another one is an error naming both paths, never a fresh start (it would
+ * run every recorded side effect again).  Neither present: a new ledger,
+ * its id drawn once however many processes open the fresh directory at
+ * once (a busy database is waited for, up to 5 s in all).  A database
+ * without the file (written before ids, or the file was lost) is adopted:
+ * its id (drawn now when it has none) is written to the file.
+ *
+ * Integrity: the database passes SQLite's integrity check before it is
+ * used, bounded in time (LEDGER_OPEN_CHECK_MS; a larger ledger is checked
+ * as far as the bound reaches, ledger_check() checks all of it).  A found
+ * problem is an error quoting SQLite's first lines.  An open handle checks
+ * before each transaction that the path still names the file it opened,
+ * so nothing is recorded into a database that was deleted or replaced.
+ * Returns 0, or -1 with err.
+ */
+#define LEDGER_OPEN_CHECK_MS 50
 int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n);
 void ledger_close(struct ledger *l);
 
 /* The schema version this build writes (PRAGMA user_version). */
 int ledger_schema_version(void);
+
+/* The id of the ledger l: LEDGER_ID_LEN lower-case hex digits. */
+#define LEDGER_ID_LEN 32
+const char *ledger_id(const struct ledger *l);
+
+/* One finding of ledger_check(): problem 1 for something wrong, 0 for a
+ * note (which ledger, how many records, an identity to be adopted). */
+typedef void (*ledger_finding_fn)(const char *line, int problem, void *arg);
+
+/* Checks the ledger under state_dir without changing or creating
+ * anything: the identity as ledger_open() judges it, and SQLite's full
+ * integrity check, unbounded in time.  Each finding goes to fn.  Returns
+ * 0 when sound, 1 when a problem was found, -1 with err when there is no
+ * ledger to check (neither database nor identity file) or the directory
+ * cannot be read. */
+int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *err, size_t n);
 
 /*
  * Who a call is for.  Every field is part of some key (docs/ledger.md):
@@ -120,8 +157,18 @@ int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n);
  * budgets span runs.  Returns 0, or -1 with err when it does not fit. */
 int ledger_state_dir(const char *given, int rootless, char *dir, size_t n, char *err, size_t en);
 
-/* 1 when state_dir holds a ledger, else 0; creates nothing (a listing
- * must not make a ledger where there was none). */
+/* Makes the missing parents (0700) of state_dir when it is the default
+ * place, ledger_state_dir(NULL, rootless) (~/.local/state on a fresh
+ * account), and nothing for any other: a state directory an operator
+ * named must have its parent already, so that a mistyped --state-dir is
+ * refused by ledger_open() instead of becoming a new, empty ledger.
+ * Returns 0, or -1 with err. */
+int ledger_default_parents(const char *state_dir, int rootless, char *err, size_t n);
+
+/* 1 when state_dir holds a ledger (its database, or its identity file:
+ * a ledger whose database is gone is still one, and opening it says
+ * what is wrong), else 0; creates nothing (a listing must not make a
+ * ledger where there was none). */
 int ledger_exists(const char *state_dir);
 
 enum ledger_owner_state {

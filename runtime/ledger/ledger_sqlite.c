@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "runtime/ledger/ledger.h"
+#include "runtime/ledger/ledger_id.h"
 
 #define LEDGER_FILE "ledger.sqlite3"
 #define LEDGER_BUSY_MS 5000
@@ -152,8 +153,19 @@ static const char *const ledger_steps[] = {
 	" forced INTEGER NOT NULL,"
 	" reason TEXT NOT NULL"
 	");",
+	/* v5: the ledger's identity (ledger_id.h).  The step makes the table;
+	 * ledger_open() draws the id and writes its row in a transaction of
+	 * its own, because a step is fixed text and the id is random. */
+	"CREATE TABLE ledger_meta ("
+	" key TEXT PRIMARY KEY NOT NULL,"
+	" value TEXT NOT NULL"
+	") WITHOUT ROWID;",
 };
 #define LEDGER_VERSION ((int)(sizeof(ledger_steps) / sizeof(ledger_steps[0])))
+/* The first version with ledger_meta, so with an id. */
+#define LEDGER_ID_SINCE 5
+/* SQLite's report quoted in an error from ledger_open(): its first lines. */
+#define LEDGER_CHECK_QUOTED 2
 
 /* Statements prepared once per connection, on first use. */
 enum ledger_sql {
@@ -235,6 +247,13 @@ struct ledger_owner {
 
 struct ledger {
 	sqlite3 *db;
+	/* The state directory, and which file the database was when opened:
+	 * every transaction first checks that the name still means it. */
+	int dfd;
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX + sizeof("/" LEDGER_FILE)];
+	char id[LEDGER_ID_HEX + 1];
 	sqlite3_stmt *stmt[SQL_COUNT];
 	pthread_mutex_t mu;
 	struct ledger_owner self;
@@ -243,17 +262,6 @@ struct ledger {
 	 * opening tells a busy database (tried again) from a broken one. */
 	int first_rc;
 };
-
-__attribute__((format(printf, 3, 4))) static void ledger_errf(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || n == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-}
 
 static int ledger_dberr(struct ledger *l, const char *what, char *err, size_t n)
 {
@@ -482,6 +490,28 @@ static int ledger_count(struct ledger *l, enum ledger_sql sql, const char *const
 	return 0;
 }
 
+/*
+ * Does the database's name still mean the file this handle opened?  A
+ * database deleted (or replaced, or emptied) under a running supervisor
+ * stays open to it: what it recorded from then on would go into a file no
+ * later run reads, and the later runs refuse the directory anyway (its
+ * identity file names a ledger that is not there).  One fstatat per
+ * transaction, beside a commit's fsync.
+ */
+static int ledger_same_file(struct ledger *l, char *err, size_t n)
+{
+	struct stat st;
+
+	if (fstatat(l->dfd, LEDGER_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == l->dev &&
+	    st.st_ino == l->ino && st.st_size > 0)
+		return 0;
+	ledger_errf(err, n,
+		    "ledger: %s was deleted, emptied or replaced while in use; nothing more is recorded "
+		    "(docs/ledger.md, recovering)",
+		    l->path);
+	return -1;
+}
+
 /* Takes the mutex and opens the transaction; on failure holds neither. */
 static int ledger_tx_begin(struct ledger *l, char *err, size_t n)
 {
@@ -491,6 +521,8 @@ static int ledger_tx_begin(struct ledger *l, char *err, size_t n)
 		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
 		return -1;
 	}
+	if (ledger_same_file(l, err, n) != 0)
+		return -1;
 	pthread_mutex_lock(&l->mu);
 	if (ledger_run(l, SQL_BEGIN, NULL, 0, 0, 0, "starting a transaction", err, n) != 0) {
 		pthread_mutex_unlock(&l->mu);
@@ -515,16 +547,46 @@ static int ledger_tx_end(struct ledger *l, int ok, char *err, size_t n)
 
 /* ---- opening: the directory, the file, the schema --------------------- */
 
-/* Creates the state directory 0700 when absent and opens it.  It must be a
- * real directory of ours that nobody else may write: SQLite opens the
+/* dir (state_dir without trailing slashes: "dir/" would make lstat and
+ * O_NOFOLLOW follow a link named dir) and the database's path in it. */
+static int ledger_paths(const char *state_dir, char *dir, size_t dn, char *path, size_t pn, char *err, size_t n)
+{
+	size_t len;
+
+	if (state_dir == NULL || state_dir[0] == '\0') {
+		ledger_errf(err, n, "ledger: no state directory");
+		return -1;
+	}
+	len = strlen(state_dir);
+	while (len > 1 && state_dir[len - 1] == '/')
+		len--;
+	if (len + sizeof("/" LEDGER_FILE) > dn || len + sizeof("/" LEDGER_FILE) > pn) {
+		ledger_errf(err, n, "ledger: state directory path too long");
+		return -1;
+	}
+	memcpy(dir, state_dir, len);
+	dir[len] = '\0';
+	snprintf(path, pn, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", LEDGER_FILE);
+	return 0;
+}
+
+/* Opens the state directory, creating it 0700 first when create is set
+ * and it is absent (its parent never: a mistyped path must fail).  It must
+ * be a real directory of ours that nobody else may write: SQLite opens the
  * database and its -wal and -shm files by name inside it. */
-static int ledger_dir_open(const char *dir, int *dfd, char *err, size_t n)
+static int ledger_dir_open(const char *dir, int create, int *dfd, char *err, size_t n)
 {
 	struct stat st;
 	int fd;
 
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		ledger_errf(err, n, "ledger: cannot create state directory %s: %s", dir, strerror(errno));
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		if (errno == ENOENT)
+			ledger_errf(err, n,
+				    "ledger: cannot create state directory %s: its parent does not exist (a state "
+				    "directory's parent must; is the path mistyped?)",
+				    dir);
+		else
+			ledger_errf(err, n, "ledger: cannot create state directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -554,12 +616,24 @@ static int ledger_dir_open(const char *dir, int *dfd, char *err, size_t n)
 	return 0;
 }
 
-/* Creates the database file 0600 when absent (SQLite would create it
- * 0644 less the umask), and refuses one that is a link, not ours or open
- * to others.  It is never opened while it may already be in use: closing
- * any descriptor of a file drops every POSIX lock this process holds on
- * it, SQLite's included. */
-static int ledger_file_check(int dfd, const char *dir, char *err, size_t n)
+/* The error for a state directory whose identity file names a ledger its
+ * database is not (what: "is missing", "is empty (0 bytes)", ...). */
+static void ledger_lost(const char *dir, const char *what, const struct ledger_id *named, char *err, size_t n)
+{
+	ledger_errf(err, n,
+		    "ledger: %s/%s %s, but %s/%s names ledger %.12s: restore the database from a backup "
+		    "(docs/ledger.md, recovering); a fresh one would run recorded calls again",
+		    dir, LEDGER_FILE, what, dir, LEDGER_ID_FILE, named->hex);
+}
+
+/* Checks the database file, and creates it 0600 when it is absent and
+ * named is NULL (SQLite would create it 0644 less the umask).  When named
+ * (the identity file's id) is given, an absent or empty file is a lost
+ * ledger.  A file that is a link, not ours or open to others is refused.
+ * It is never opened while it may already be in use: closing any
+ * descriptor of a file drops every POSIX lock this process holds on it,
+ * SQLite's included. */
+static int ledger_file_check(int dfd, const char *dir, const struct ledger_id *named, char *err, size_t n)
 {
 	struct stat st;
 	int fd, tries;
@@ -569,6 +643,10 @@ static int ledger_file_check(int dfd, const char *dir, char *err, size_t n)
 			break;
 		if (errno != ENOENT)
 			goto fail;
+		if (named != NULL) {
+			ledger_lost(dir, "is missing", named, err, n);
+			return -1;
+		}
 		fd = openat(dfd, LEDGER_FILE, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			close(fd);
@@ -597,6 +675,12 @@ static int ledger_file_check(int dfd, const char *dir, char *err, size_t n)
 			    LEDGER_FILE, (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
+	/* The identity file is written only after the database holds the
+	 * id, so by then the file has its header: empty is emptied. */
+	if (named != NULL && st.st_size == 0) {
+		ledger_lost(dir, "is empty (0 bytes)", named, err, n);
+		return -1;
+	}
 	return 0;
 fail:
 	ledger_errf(err, n, "ledger: cannot create %s/%s: %s", dir, LEDGER_FILE, strerror(errno));
@@ -622,11 +706,12 @@ static int ledger_user_version(struct ledger *l, int *v, char *err, size_t n)
 /* Applies the missing steps, one transaction each.  The version is read
  * inside the write transaction, so two processes opening a fresh ledger at
  * once apply each step exactly once. */
-static int ledger_migrate(struct ledger *l, const char *path, char *err, size_t n)
+static int ledger_migrate(struct ledger *l, void *arg, char *err, size_t n)
 {
 	char sql[64], what[64];
 	int v;
 
+	(void)arg;
 	for (;;) {
 		if (ledger_tx_begin(l, err, n) != 0)
 			return -1;
@@ -636,7 +721,7 @@ static int ledger_migrate(struct ledger *l, const char *path, char *err, size_t 
 			ledger_errf(err, n,
 				    "ledger: %s has schema version %d, newer than the %d this cordon knows; "
 				    "refusing it (a newer cordon wrote it; use that one)",
-				    path, v, LEDGER_VERSION);
+				    l->path, v, LEDGER_VERSION);
 			goto fail;
 		}
 		if (v == LEDGER_VERSION)
@@ -662,6 +747,23 @@ static int ledger_busy(int code)
 	return (code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED;
 }
 
+/* Runs step until it succeeds, fails for another reason than a busy
+ * database, or the deadline passes.  A step is whole transactions that a
+ * busy failure rolled back, so running it again is safe. */
+static int ledger_retry(struct ledger *l, int (*step)(struct ledger *, void *, char *, size_t), void *arg,
+			uint64_t deadline, char *err, size_t n)
+{
+	uint64_t nap = 1;
+
+	for (;;) {
+		l->first_rc = SQLITE_OK;
+		if (step(l, arg, err, n) == 0)
+			return 0;
+		if (!ledger_busy(l->first_rc) || !ledger_nap(deadline, &nap, -1))
+			return -1;
+	}
+}
+
 /*
  * WAL: readers never block the one writer.  The switch rewrites the file
  * header, so it needs the write lock, and SQLite does not always call the
@@ -669,31 +771,25 @@ static int ledger_busy(int code)
  * a read lock another writer waits on), or while another connection runs
  * WAL recovery, it answers SQLITE_BUSY at once.  Several processes opening
  * a fresh state directory together hit exactly that, so a busy answer is
- * tried again here until the deadline.
+ * tried again (ledger_retry).
  */
-static int ledger_wal(struct ledger *l, const char *path, uint64_t deadline, char *err, size_t n)
+static int ledger_wal(struct ledger *l, void *arg, char *err, size_t n)
 {
 	sqlite3_stmt *st = NULL;
 	const char *mode;
-	uint64_t step = 1;
 	int rc = -1, got;
 
-	for (;;) {
-		got = sqlite3_prepare_v2(l->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
-		if (got == SQLITE_OK)
-			got = sqlite3_step(st);
-		if (got == SQLITE_ROW)
-			break;
-		if (!ledger_busy(got) || !ledger_nap(deadline, &step, -1)) {
-			ledger_dberr(l, "switching to WAL mode", err, n);
-			goto out;
-		}
-		sqlite3_finalize(st);
-		st = NULL;
+	(void)arg;
+	got = sqlite3_prepare_v2(l->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+	if (got == SQLITE_OK)
+		got = sqlite3_step(st);
+	if (got != SQLITE_ROW) {
+		ledger_dberr(l, "switching to WAL mode", err, n);
+		goto out;
 	}
 	mode = (const char *)sqlite3_column_text(st, 0);
 	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
-		ledger_errf(err, n, "ledger: %s stays in journal mode %s, not WAL", path, mode != NULL ? mode : "?");
+		ledger_errf(err, n, "ledger: %s stays in journal mode %s, not WAL", l->path, mode != NULL ? mode : "?");
 		goto out;
 	}
 	rc = 0;
@@ -702,18 +798,280 @@ out:
 	return rc;
 }
 
+/* ---- integrity ---------------------------------------------------------- */
+
+static int ledger_past(void *arg)
+{
+	const uint64_t *deadline = arg;
+
+	return now_ms() >= *deadline;
+}
+
+/*
+ * SQLite's integrity_check, each line of its report that is not "ok" given
+ * to fn and counted in *bad.  Not quick_check: a rotted key in the replay
+ * table (a row out of primary-key order, a field read as NULL) is what
+ * makes a lookup miss a record and run its call again, and only the full
+ * check compares rows with their key order and constraints (tested:
+ * quick_check answers "ok" for exactly that).  bound_ms 0: no bound, else
+ * the check stops at it (SQLite's progress handler).  Returns 0 checked, 1
+ * stopped at the bound, -1 with err when SQLite could not run it.
+ */
+static int ledger_integrity(struct ledger *l, uint64_t bound_ms, void (*fn)(const char *, void *), void *arg,
+			    int *bad, char *err, size_t n)
+{
+	uint64_t deadline = now_ms() + bound_ms;
+	sqlite3_stmt *st = NULL;
+	const char *line;
+	int rc;
+
+	*bad = 0;
+	if (bound_ms != 0)
+		sqlite3_progress_handler(l->db, 1000, ledger_past, &deadline);
+	rc = sqlite3_prepare_v2(l->db, "PRAGMA integrity_check", -1, &st, NULL);
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		line = (const char *)sqlite3_column_text(st, 0);
+		if (line != NULL && strcmp(line, "ok") == 0)
+			continue;
+		(*bad)++;
+		fn(line != NULL ? line : "(a NULL line)", arg);
+	}
+	sqlite3_progress_handler(l->db, 0, NULL, NULL);
+	if (rc == SQLITE_INTERRUPT) {
+		sqlite3_finalize(st);
+		return 1;
+	}
+	if (rc != SQLITE_DONE)
+		ledger_dberr(l, "checking integrity", err, n);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The first lines of a failed check, for the error of ledger_open(). */
+struct ledger_quote {
+	char text[200];
+	int lines;
+};
+
+static void ledger_quote_line(const char *line, void *arg)
+{
+	struct ledger_quote *q = arg;
+	size_t used = strlen(q->text);
+
+	if (q->lines++ < LEDGER_CHECK_QUOTED)
+		snprintf(q->text + used, sizeof(q->text) - used, "%s%s", used ? "; " : "", line);
+}
+
+static int ledger_open_check(struct ledger *l, void *arg, char *err, size_t n)
+{
+	struct ledger_quote q = { "", 0 };
+	int bad;
+
+	(void)arg;
+	if (ledger_integrity(l, LEDGER_OPEN_CHECK_MS, ledger_quote_line, &q, &bad, err, n) < 0)
+		return -1;
+	/* Stopped at the bound: what it reached was sound, the rest is
+	 * ledger_check()'s (docs/ledger.md says why that is enough). */
+	if (bad == 0)
+		return 0;
+	ledger_errf(err, n, "ledger: %s failed its integrity check: %s%s (cordon ledger check; docs/ledger.md, recovering)",
+		    l->path, q.text, bad > LEDGER_CHECK_QUOTED ? "; ..." : "");
+	return -1;
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+/* The id inside the database; "" when it has none (a schema before v5, or
+ * no row).  A value that is not an id is an error. */
+static int ledger_db_id(struct ledger *l, char *id, char *err, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	const char *v;
+	int rc, ver;
+
+	id[0] = '\0';
+	if (ledger_user_version(l, &ver, err, n) != 0)
+		return -1;
+	if (ver < LEDGER_ID_SINCE)
+		return 0;
+	rc = sqlite3_prepare_v2(l->db, "SELECT value FROM ledger_meta WHERE key = 'id'", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		v = (const char *)sqlite3_column_text(st, 0);
+		if (v == NULL || !ledger_id_ok(v)) {
+			ledger_errf(err, n, "ledger: %s holds a malformed ledger id (docs/ledger.md, recovering)",
+				    l->path);
+			sqlite3_finalize(st);
+			return -1;
+		}
+		memcpy(id, v, LEDGER_ID_HEX + 1);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return ledger_dberr(l, "reading the ledger id", err, n);
+	return 0;
+}
+
+/* With an identity file: the database must hold the id it names.  Before
+ * migrating, so that a database refused is a database left as it was. */
+static int ledger_id_match(struct ledger *l, void *arg, char *err, size_t n)
+{
+	const struct ledger_id *named = arg;
+	/* The directory is the path less its last component. */
+	int dn = (int)(strlen(l->path) - strlen("/" LEDGER_FILE));
+
+	if (ledger_db_id(l, l->id, err, n) != 0)
+		return -1;
+	if (strcmp(l->id, named->hex) == 0)
+		return 0;
+	if (l->id[0] == '\0')
+		ledger_errf(err, n,
+			    "ledger: %s holds no ledger id, but %.*s/%s names ledger %.12s: not the database kept "
+			    "here; restore it (docs/ledger.md, recovering)",
+			    l->path, dn, l->path, LEDGER_ID_FILE, named->hex);
+	else
+		ledger_errf(err, n,
+			    "ledger: %s is ledger %.12s, but %.*s/%s names ledger %.12s: not the database kept "
+			    "here; restore it (docs/ledger.md, recovering)",
+			    l->path, l->id, dn, l->path, LEDGER_ID_FILE, named->hex);
+	l->id[0] = '\0';
+	return -1;
+}
+
+/* Without an identity file: the database's id, drawn now when it has
+ * none, in one write transaction, so of many processes opening a fresh
+ * directory (or an old ledger) at once exactly one draws it. */
+static int ledger_id_take(struct ledger *l, void *arg, char *err, size_t n)
+{
+	struct ledger_id *id = arg;
+	sqlite3_stmt *st = NULL;
+	int ok = 0, rc;
+
+	if (ledger_tx_begin(l, err, n) != 0)
+		return -1;
+	if (ledger_db_id(l, id->hex, err, n) != 0)
+		goto out;
+	id->schema = LEDGER_VERSION;
+	if (id->hex[0] != '\0') {
+		ok = 1;
+		goto out;
+	}
+	if (ledger_id_new(id, LEDGER_VERSION, err, n) != 0)
+		goto out;
+	rc = sqlite3_prepare_v2(l->db, "INSERT INTO ledger_meta (key, value) VALUES ('id', ?1)", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, id->hex, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		ledger_dberr(l, "writing the ledger id", err, n);
+		goto out;
+	}
+	ok = 1;
+out:
+	sqlite3_finalize(st);
+	return ledger_tx_end(l, ok, err, n);
+}
+
+/* The database's id, committed, goes to the identity file.  Never the
+ * other way round: a file naming an id that no database holds would make
+ * the directory refuse itself. */
+static int ledger_id_adopt(struct ledger *l, uint64_t deadline, const char *dir, char *err, size_t n)
+{
+	struct ledger_id mine, theirs;
+	int r;
+
+	if (ledger_retry(l, ledger_id_take, &mine, deadline, err, n) != 0)
+		return -1;
+	r = ledger_id_write(l->dfd, dir, &mine, err, n);
+	if (r < 0)
+		return -1;
+	/* Another process wrote it meanwhile: of the same database, so the
+	 * same id, or something is badly wrong. */
+	if (r == 1) {
+		r = ledger_id_read(l->dfd, dir, &theirs, err, n);
+		if (r < 0)
+			return -1;
+		if (r == 0 || strcmp(theirs.hex, mine.hex) != 0) {
+			ledger_errf(err, n, "ledger: %s is ledger %.12s, but %s/%s, written meanwhile, names %.12s",
+				    l->path, mine.hex, dir, LEDGER_ID_FILE, r == 0 ? "none (it went again)" : theirs.hex);
+			return -1;
+		}
+	}
+	memcpy(l->id, mine.hex, sizeof(l->id));
+	return 0;
+}
+
+/* ---- open, close --------------------------------------------------------- */
+
 int ledger_schema_version(void)
 {
 	return LEDGER_VERSION;
 }
 
+const char *ledger_id(const struct ledger *l)
+{
+	return l->id;
+}
+
+/* A handle holding nothing yet: ledger_close() frees it from any state. */
+static struct ledger *ledger_new(char *err, size_t n)
+{
+	struct ledger *l = calloc(1, sizeof(*l));
+
+	if (l == NULL) {
+		ledger_errf(err, n, "ledger: out of memory");
+		return NULL;
+	}
+	l->dfd = -1;
+	if (pthread_mutex_init(&l->mu, NULL) != 0) {
+		ledger_errf(err, n, "ledger: cannot create its mutex");
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* Opens the SQLite connection to l->path (no SQLITE_OPEN_CREATE: the file
+ * was checked or made 0600 before; if it is gone now, something else is at
+ * work in the directory) and records which file it is. */
+static int ledger_db_open(struct ledger *l, int flags, char *err, size_t n)
+{
+	struct stat st;
+
+	if (sqlite3_open_v2(l->path, &l->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		if (l->db == NULL)
+			ledger_errf(err, n, "ledger: cannot open %s: out of memory", l->path);
+		else
+			ledger_errf(err, n, "ledger: cannot open %s: %s", l->path, sqlite3_errmsg(l->db));
+		return -1;
+	}
+	if (fstatat(l->dfd, LEDGER_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		ledger_errf(err, n, "ledger: %s went while being opened: %s", l->path, strerror(errno));
+		return -1;
+	}
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	sqlite3_extended_result_codes(l->db, 1);
+	/* Before any statement: opening takes no lock, everything after may. */
+	sqlite3_busy_timeout(l->db, LEDGER_BUSY_MS);
+	sqlite3_db_config(l->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(l->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	return 0;
+}
+
 int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 {
-	char dir[PATH_MAX], path[PATH_MAX + sizeof("/" LEDGER_FILE)];
+	char dir[PATH_MAX];
 	struct ledger *l = NULL;
-	uint64_t deadline, step = 1;
-	size_t len;
-	int dfd = -1, rc = -1;
+	struct ledger_id named;
+	uint64_t deadline;
+	int rc = -1, has_id;
 	int64_t start;
 	char state;
 
@@ -722,35 +1080,11 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 		return -1;
 	}
 	*out = NULL;
-	if (state_dir == NULL || state_dir[0] == '\0') {
-		ledger_errf(err, n, "ledger: no state directory");
+	l = ledger_new(err, n);
+	if (l == NULL)
 		return -1;
-	}
-	/* "dir/" would make lstat and O_NOFOLLOW follow a link named dir. */
-	len = strlen(state_dir);
-	while (len > 1 && state_dir[len - 1] == '/')
-		len--;
-	if (len + sizeof("/" LEDGER_FILE) > sizeof(dir)) {
-		ledger_errf(err, n, "ledger: state directory path too long");
-		return -1;
-	}
-	memcpy(dir, state_dir, len);
-	dir[len] = '\0';
-	snprintf(path, sizeof(path), "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", LEDGER_FILE);
-
-	if (ledger_dir_open(dir, &dfd, err, n) != 0 || ledger_file_check(dfd, dir, err, n) != 0)
+	if (ledger_paths(state_dir, dir, sizeof(dir), l->path, sizeof(l->path), err, n) != 0)
 		goto out;
-	l = calloc(1, sizeof(*l));
-	if (l == NULL) {
-		ledger_errf(err, n, "ledger: out of memory");
-		goto out;
-	}
-	if (pthread_mutex_init(&l->mu, NULL) != 0) {
-		ledger_errf(err, n, "ledger: cannot create its mutex");
-		free(l);
-		l = NULL;
-		goto out;
-	}
 	owner_self(&l->self);
 	if (proc_stat_read(0, &state, &start) != 0) {
 		ledger_errf(err, n, "ledger: cannot read this process's start time from /proc/self/stat: %s",
@@ -759,47 +1093,48 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 	}
 	l->self.start = start;
 
-	/* No SQLITE_OPEN_CREATE: the file was made 0600 above; if it is gone
-	 * now, something else is at work in the directory. */
-	if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		if (l->db == NULL)
-			ledger_errf(err, n, "ledger: cannot open %s: out of memory", path);
-		else
-			ledger_errf(err, n, "ledger: cannot open %s: %s", path, sqlite3_errmsg(l->db));
+	/* 1. The directory, then what its identity file says, before the
+	 * database is looked at: with the file there, a missing database
+	 * must not be made. */
+	if (ledger_dir_open(dir, 1, &l->dfd, err, n) != 0)
 		goto out;
-	}
-	sqlite3_extended_result_codes(l->db, 1);
-	/* Before any statement: opening takes no lock, everything after may. */
-	sqlite3_busy_timeout(l->db, LEDGER_BUSY_MS);
-	sqlite3_db_config(l->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(l->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	has_id = ledger_id_read(l->dfd, dir, &named, err, n);
+	if (has_id < 0 || ledger_file_check(l->dfd, dir, has_id ? &named : NULL, err, n) != 0)
+		goto out;
+	/* 2. The connection, in WAL mode before anything reads the file:
+	 * the switch needs the write lock. */
+	if (ledger_db_open(l, SQLITE_OPEN_READWRITE, err, n) != 0)
+		goto out;
 	deadline = now_ms() + LEDGER_BUSY_MS;
-	if (ledger_wal(l, path, deadline, err, n) != 0)
+	if (ledger_retry(l, ledger_wal, NULL, deadline, err, n) != 0)
 		goto out;
 	/* synchronous=FULL: a `pending` record must be on disk before the
 	 * tool runs, or a power loss could forget it and let the call run
-	 * twice.  It takes no lock. */
-	if (sqlite3_exec(l->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
+	 * twice.  cell_size_check: pages are checked as they are read, so a
+	 * rot the bounded check below did not reach is found at use rather
+	 * than read as data.  Neither takes a lock. */
+	if (sqlite3_exec(l->db, "PRAGMA synchronous = FULL; PRAGMA cell_size_check = ON", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
 		ledger_dberr(l, "setting synchronous mode", err, n);
 		goto out;
 	}
-	/* Each migration step is one transaction that a busy failure rolls
-	 * back whole, so trying again is safe; the version is read again. */
-	for (;;) {
-		l->first_rc = SQLITE_OK;
-		if (ledger_migrate(l, path, err, n) == 0)
-			break;
-		if (!ledger_busy(l->first_rc) || !ledger_nap(deadline, &step, -1))
-			goto out;
-	}
+	/* 3. Sound, before anything is decided from it or written to it. */
+	if (ledger_retry(l, ledger_open_check, NULL, deadline, err, n) != 0)
+		goto out;
+	/* 4. The one the identity file names, before migrating: a database
+	 * refused is left as it was. */
+	if (has_id && ledger_retry(l, ledger_id_match, &named, deadline, err, n) != 0)
+		goto out;
+	if (ledger_retry(l, ledger_migrate, NULL, deadline, err, n) != 0)
+		goto out;
+	/* 5. A new or an old ledger gets its identity file now. */
+	if (!has_id && ledger_id_adopt(l, deadline, dir, err, n) != 0)
+		goto out;
 	*out = l;
 	l = NULL;
 	rc = 0;
 out:
 	ledger_close(l);
-	if (dfd >= 0)
-		close(dfd);
 	return rc;
 }
 
@@ -812,8 +1147,133 @@ void ledger_close(struct ledger *l)
 	for (i = 0; i < SQL_COUNT; i++)
 		sqlite3_finalize(l->stmt[i]);
 	sqlite3_close_v2(l->db);
+	if (l->dfd >= 0)
+		close(l->dfd);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
+}
+
+/* ---- ledger check -------------------------------------------------------- */
+
+struct ledger_findings {
+	ledger_finding_fn fn;
+	void *arg;
+	int problems;
+};
+
+__attribute__((format(printf, 3, 4))) static void finding(struct ledger_findings *f, int problem, const char *fmt,
+							  ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	f->problems += problem;
+	f->fn(line, problem, f->arg);
+}
+
+static void finding_integrity(const char *line, void *arg)
+{
+	finding(arg, 1, "integrity: %s", line);
+}
+
+/* The replay records, counted for the notes: an operator reading "ok"
+ * sees which ledger it was about. */
+static void ledger_check_counts(struct ledger *l, struct ledger_findings *f)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(l->db, "SELECT count(*), count(*) FILTER (WHERE state = 'pending') FROM replay", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		finding(f, 0, "%lld replay records, %lld of them pending", (long long)sqlite3_column_int64(st, 0),
+			(long long)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+}
+
+int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *err, size_t n)
+{
+	struct ledger_findings f = { fn, arg, 0 };
+	struct ledger_id named;
+	struct ledger *l = NULL;
+	char dir[PATH_MAX], why[512], have[LEDGER_ID_HEX + 1];
+	struct stat st;
+	int rc = -1, has_id, ver, bad;
+
+	if (fn == NULL) {
+		ledger_errf(err, n, "ledger: check needs a callback");
+		return -1;
+	}
+	l = ledger_new(err, n);
+	if (l == NULL)
+		return -1;
+	if (ledger_paths(state_dir, dir, sizeof(dir), l->path, sizeof(l->path), err, n) != 0 ||
+	    ledger_dir_open(dir, 0, &l->dfd, err, n) != 0)
+		goto out;
+	has_id = ledger_id_read(l->dfd, dir, &named, why, sizeof(why));
+	if (has_id < 0)
+		finding(&f, 1, "%s", why);
+	if (fstatat(l->dfd, LEDGER_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno != ENOENT || has_id == 0) {
+			ledger_errf(err, n, "ledger: no ledger in %s (%s: %s)", dir, LEDGER_FILE, strerror(errno));
+			goto out;
+		}
+		if (has_id > 0) {
+			ledger_lost(dir, "is missing", &named, why, sizeof(why));
+			finding(&f, 1, "%s", why);
+		}
+		rc = 1;
+		goto out;
+	}
+	/* The same refusals as ledger_open(), without creating anything. */
+	if (ledger_file_check(l->dfd, dir, has_id > 0 ? &named : NULL, why, sizeof(why)) != 0) {
+		finding(&f, 1, "%s", why);
+		rc = 1;
+		goto out;
+	}
+	if (st.st_size == 0) {
+		finding(&f, 0, "%s is empty: no ledger has been made in it yet", l->path);
+		rc = f.problems ? 1 : 0;
+		goto out;
+	}
+	/* Read-only: a check changes nothing, and in WAL mode it holds up no
+	 * supervisor (it reads one snapshot). */
+	if (ledger_db_open(l, SQLITE_OPEN_READONLY, why, sizeof(why)) != 0) {
+		finding(&f, 1, "%s", why);
+		rc = 1;
+		goto out;
+	}
+	if (ledger_user_version(l, &ver, why, sizeof(why)) != 0) {
+		finding(&f, 1, "%s", why);
+		rc = 1;
+		goto out;
+	}
+	if (ver > LEDGER_VERSION)
+		finding(&f, 1, "%s has schema version %d, newer than the %d this cordon knows", l->path, ver,
+			LEDGER_VERSION);
+	else if (ver < LEDGER_VERSION)
+		finding(&f, 0, "schema version %d; the next cordon run migrates it to %d", ver, LEDGER_VERSION);
+	if (ledger_db_id(l, have, why, sizeof(why)) != 0)
+		finding(&f, 1, "%s", why);
+	else if (has_id > 0 && strcmp(have, named.hex) != 0)
+		finding(&f, 1, "%s is ledger %s, but %s/%s names ledger %s", l->path, have[0] ? have : "(none)", dir,
+			LEDGER_ID_FILE, named.hex);
+	else if (has_id > 0)
+		finding(&f, 0, "ledger %s (%s/%s matches)", have, dir, LEDGER_ID_FILE);
+	else if (has_id == 0)
+		finding(&f, 0, "no %s/%s yet: the next cordon run writes it (%s)", dir, LEDGER_ID_FILE,
+			have[0] ? "the database's id" : "a new id");
+	if (ledger_integrity(l, 0, finding_integrity, &f, &bad, why, sizeof(why)) != 0)
+		finding(&f, 1, "%s", why);
+	else if (bad == 0)
+		finding(&f, 0, "integrity check: ok");
+	ledger_check_counts(l, &f);
+	rc = f.problems ? 1 : 0;
+out:
+	ledger_close(l);
+	return rc;
 }
 
 /* ---- argument checks -------------------------------------------------- */
@@ -1174,7 +1634,10 @@ int ledger_exists(const char *state_dir)
 	if (state_dir == NULL || state_dir[0] == '\0')
 		return 0;
 	w = snprintf(path, sizeof(path), "%s/%s", state_dir, LEDGER_FILE);
-	return w > 0 && (size_t)w < sizeof(path) && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	if (w > 0 && (size_t)w < sizeof(path) && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	w = snprintf(path, sizeof(path), "%s/%s", state_dir, LEDGER_ID_FILE);
+	return w > 0 && (size_t)w < sizeof(path) && lstat(path, &st) == 0;
 }
 
 /* A read transaction, under the mutex; ended by ledger_tx_end(). */
@@ -1184,6 +1647,8 @@ static int ledger_read_begin(struct ledger *l, char *err, size_t n)
 		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
 		return -1;
 	}
+	if (ledger_same_file(l, err, n) != 0)
+		return -1;
 	pthread_mutex_lock(&l->mu);
 	if (ledger_run(l, SQL_BEGIN_READ, NULL, 0, 0, 0, "starting a transaction", err, n) != 0) {
 		pthread_mutex_unlock(&l->mu);

@@ -469,23 +469,6 @@ static int bridge_peer_ok(struct bridge *b, int fd, char *why, size_t n)
 	return 1;
 }
 
-/* The state directory's parents (~/.local/state on a fresh account); the
- * ledger makes and checks the last component itself. */
-static void bridge_make_parents(const char *dir)
-{
-	char p[4096];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(p))
-		return;
-	memcpy(p, dir, len + 1);
-	for (char *s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		mkdir(p, 0700);
-		*s = '/';
-	}
-}
-
 static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 {
 	struct ledger *l;
@@ -497,8 +480,10 @@ static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 		snprintf(b->ledger_err, sizeof(b->ledger_err),
 			 "ledger: no state directory (cordon run --state-dir, or a HOME to keep it in)");
 	else if (b->ledger == NULL) {
-		bridge_make_parents(b->cfg.state_dir);
-		if (ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
+		/* The default place may lack its parents (~/.local/state on a
+		 * fresh account); a --state-dir must have them. */
+		if (ledger_default_parents(b->cfg.state_dir, geteuid() != 0, b->ledger_err, sizeof(b->ledger_err)) != 0 ||
+		    ledger_open(b->cfg.state_dir, &b->ledger, b->ledger_err, sizeof(b->ledger_err)) != 0)
 			b->ledger = NULL;
 	}
 	l = b->ledger;

@@ -1305,6 +1305,413 @@ static void test_list_and_forget(void **state)
 	sqlite3_close(db);
 }
 
+/* ---- identity and integrity (issue 15) ---------------------------------- */
+
+/* Records a done call for mid: ran once. */
+static void record_done(struct ledger *l, const char *mid)
+{
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+
+	assert_int_equal(ledger_replay_begin(l, &c, mid, DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
+	assert_int_equal(ledger_replay_finish(l, &c, mid, "{\"sent\":1}", err, sizeof(err)), 0);
+}
+
+/* What a call with mid gets now: RECORDED after record_done(), RUN when
+ * the record was lost. */
+static enum ledger_replay replay_of(struct ledger *l, const char *mid)
+{
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
+	char err[256], *resp = NULL;
+	enum ledger_replay r = ledger_replay_begin(l, &c, mid, DIG_A, 0, -1, &resp, err, sizeof(err));
+
+	free(resp);
+	return r;
+}
+
+/* m-1 recorded, the handle closed (its last close checkpoints the WAL
+ * into the database file). */
+static void closed_with_record(struct fx *f)
+{
+	record_done(f->l, "m-1");
+	ledger_close(f->l);
+	f->l = NULL;
+}
+
+static void unlink_db_files(struct fx *f)
+{
+	char p[200];
+
+	assert_int_equal(unlink(f->db), 0);
+	snprintf(p, sizeof(p), "%s-wal", f->db);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", f->db);
+	unlink(p);
+}
+
+static off_t size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Regression (issue 15): with ledger.sqlite3 emptied, every done id ran
+ * again: the open made a fresh ledger of the 0-byte file. */
+static void test_ledger_truncated_refused(void **state)
+{
+	struct fx *f = *state;
+	char err[512];
+
+	closed_with_record(f);
+	assert_int_equal(truncate(f->db, 0), 0);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_null(f->l);
+	assert_non_null(strstr(err, "ledger.sqlite3 is empty"));
+	assert_non_null(strstr(err, "ledger.id names ledger"));
+	assert_non_null(strstr(err, "restore"));
+	assert_int_equal(size_of(f->db), 0); /* and left as it was */
+}
+
+/* Regression (issue 15): with ledger.sqlite3 deleted, every done id ran
+ * again: the open made a new database. */
+static void test_ledger_deleted_refused(void **state)
+{
+	struct fx *f = *state;
+	char err[512];
+
+	closed_with_record(f);
+	unlink_db_files(f);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ledger.sqlite3 is missing"));
+	assert_non_null(strstr(err, "ledger.id names ledger"));
+	assert_int_equal(size_of(f->db), -1); /* nothing made in its place */
+}
+
+/* Regression (issue 15): the ledger deleted while one run had it open,
+ * a second run started: it made a new ledger and every id ran twice.  The
+ * second open refuses, and the first handle records nothing more into
+ * the deleted file. */
+static void test_ledger_deleted_while_open_refused(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger *second = NULL;
+	char err[512];
+
+	record_done(f->l, "m-1");
+	unlink_db_files(f);
+	assert_int_equal(ledger_open(f->state, &second, err, sizeof(err)), -1);
+	assert_null(second);
+	assert_non_null(strstr(err, "is missing"));
+	assert_int_equal(ledger_budget_take(f->l, &c, 5, 0, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_non_null(strstr(err, "deleted, emptied or replaced while in use"));
+	assert_int_equal(replay_of(f->l, "m-2"), LEDGER_REPLAY_ERROR);
+}
+
+/* Another ledger's database in place of this one's (or one without an
+ * id, as a v4 ledger has) is refused and left untouched; the identity
+ * file that is a link, or not an identity, is refused too. */
+static void test_ledger_swapped_refused(void **state)
+{
+	struct fx *f = *state;
+	struct ledger *other = NULL;
+	char err[512], dir2[200], db2[220], idf[200];
+	sqlite3 *db;
+	int fd;
+
+	closed_with_record(f);
+	snprintf(dir2, sizeof(dir2), "%s/other", f->tmp);
+	snprintf(db2, sizeof(db2), "%s/ledger.sqlite3", dir2);
+	assert_int_equal(ledger_open(dir2, &other, err, sizeof(err)), 0);
+	ledger_close(other);
+	unlink_db_files(f);
+	assert_int_equal(rename(db2, f->db), 0);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is ledger "));
+	assert_non_null(strstr(err, "not the database kept here"));
+
+	/* no id at all: what a ledger from before v5 holds */
+	db = raw_open(f->db, 0);
+	raw_exec(db, "DROP TABLE ledger_meta; PRAGMA user_version = 4");
+	sqlite3_close(db);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "holds no ledger id"));
+	db = raw_open(f->db, 0);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), 4); /* not migrated */
+	sqlite3_close(db);
+
+	/* the identity file is a link, or garbage */
+	snprintf(idf, sizeof(idf), "%s/ledger.id", f->state);
+	assert_int_equal(unlink(idf), 0);
+	assert_int_equal(symlink("/etc/hostname", idf), 0);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_int_equal(unlink(idf), 0);
+	fd = open(idf, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "cordon-ledger-id 1\nid xyz\n", 26), 26);
+	close(fd);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is not a ledger identity"));
+}
+
+/* The identity file gone but the database whole: nothing was lost, the
+ * database's own id is written back (not a new one). */
+static void test_ledger_id_file_rewritten(void **state)
+{
+	struct fx *f = *state;
+	char err[256], id[LEDGER_ID_LEN + 1], idf[200];
+
+	snprintf(id, sizeof(id), "%s", ledger_id(f->l));
+	assert_int_equal((int)strlen(id), LEDGER_ID_LEN);
+	closed_with_record(f);
+	snprintf(idf, sizeof(idf), "%s/ledger.id", f->state);
+	assert_int_equal(unlink(idf), 0);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), 0);
+	assert_string_equal(ledger_id(f->l), id);
+	assert_int_equal(replay_of(f->l, "m-1"), LEDGER_REPLAY_RECORDED);
+	assert_true(size_of(idf) > 0);
+}
+
+/* The identity file as written: its format, mode 0600, and the id the
+ * database holds. */
+static void assert_id_file(const char *state, const char *db_path, const char *want)
+{
+	char path[200], text[200], expect[200];
+	struct stat st;
+	sqlite3 *db;
+	sqlite3_stmt *q = NULL;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ledger.id", state);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_true(got > 0);
+	text[got] = '\0';
+	db = raw_open(db_path, 0);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM ledger_meta"), 1);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT value FROM ledger_meta WHERE key = 'id'", -1, &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	snprintf(expect, sizeof(expect), "cordon-ledger-id 1\nid %s\nschema %d\n",
+		 (const char *)sqlite3_column_text(q, 0), ledger_schema_version());
+	if (want != NULL)
+		assert_string_equal((const char *)sqlite3_column_text(q, 0), want);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	assert_string_equal(text, expect);
+}
+
+static void test_ledger_id_written(void **state)
+{
+	struct fx *f = *state;
+
+	assert_id_file(f->state, f->db, ledger_id(f->l));
+}
+
+/* A child of the adoption race: opens the directory, answers its id. */
+static void adopt_child(const char *dir, int go, int out)
+{
+	struct ledger *l = NULL;
+	char err[256] = "", b, line[LEDGER_ID_LEN + 1];
+
+	if (read(go, &b, 1) < 0)
+		_exit(2);
+	memset(line, 0, sizeof(line));
+	if (ledger_open(dir, &l, err, sizeof(err)) == 0)
+		memcpy(line, ledger_id(l), LEDGER_ID_LEN);
+	ledger_close(l);
+	if (write(out, line, sizeof(line)) != (ssize_t)sizeof(line))
+		_exit(2);
+	_exit(line[0] ? 0 : 1);
+}
+
+/* A ledger from before ids (v2 here), opened by many processes at once:
+ * adopted once, every one of them gets the same id, the rows are kept. */
+static void test_old_ledger_adopted_once(void **state)
+{
+	struct fx *f = *state;
+	char ids[OPEN_RACE_PROCS][LEDGER_ID_LEN + 1], err[256];
+	int go[2], out[2], k, st;
+	pid_t kid[OPEN_RACE_PROCS];
+	sqlite3 *db;
+
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	db = raw_open(f->db, 1);
+	raw_exec(db, V2_SCHEMA);
+	raw_exec(db, "INSERT INTO replay VALUES ('cafe', 'mail.send', 'm-old', '" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'done', '{\"sent\":1}', 1, 1, 'e0', 1, 1, '', 0)");
+	sqlite3_close(db);
+	assert_int_equal(chmod(f->db, 0600), 0);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(out), 0);
+	for (k = 0; k < OPEN_RACE_PROCS; k++) {
+		kid[k] = fork();
+		assert_true(kid[k] >= 0);
+		if (kid[k] == 0) {
+			close(go[1]);
+			close(out[0]);
+			adopt_child(f->state, go[0], out[1]);
+		}
+	}
+	close(go[0]);
+	close(out[1]);
+	close(go[1]);
+	for (k = 0; k < OPEN_RACE_PROCS; k++)
+		assert_int_equal(read(out[0], ids[k], sizeof(ids[k])), (ssize_t)sizeof(ids[k]));
+	close(out[0]);
+	for (k = 0; k < OPEN_RACE_PROCS; k++) {
+		assert_int_equal(waitpid(kid[k], &st, 0), kid[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		assert_string_equal(ids[k], ids[0]);
+	}
+	assert_id_file(f->state, f->db, ids[0]);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), 0);
+	assert_string_equal(ledger_id(f->l), ids[0]);
+	{
+		struct ledger_call anon = call_of("cafe", "mail.send", "", "e1", "2024-05-01");
+		char *resp = NULL;
+
+		assert_int_equal(ledger_replay_begin(f->l, &anon, "m-old", DIG_A, 0, -1, &resp, err, sizeof(err)),
+				 LEDGER_REPLAY_RECORDED);
+		free(resp);
+	}
+}
+
+#define ROT_RECORDS 50
+
+/* Flips one bit of the last byte of every copy of text in the file (a
+ * key lives in its leaf and may be copied into an interior page). */
+static int rot_bytes(const char *path, const char *text)
+{
+	size_t len = strlen(text), i;
+	char *buf;
+	off_t size = size_of(path);
+	int fd, hits = 0;
+
+	if (size <= 0 || size > (1 << 24))
+		fail_msg("%s: size %lld", path, (long long)size);
+	buf = malloc((size_t)size);
+	assert_non_null(buf);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, (size_t)size, 0), size);
+	for (i = 0; i + len <= (size_t)size; i++)
+		if (memcmp(buf + i, text, len) == 0) {
+			buf[i + len - 1] ^= 0x01;
+			hits++;
+		}
+	assert_int_equal(pwrite(fd, buf, (size_t)size, 0), size);
+	close(fd);
+	free(buf);
+	return hits;
+}
+
+struct found {
+	int problems, notes;
+	char first[256];
+};
+
+static void found_one(const char *line, int problem, void *arg)
+{
+	struct found *fo = arg;
+
+	if (problem && fo->problems++ == 0)
+		snprintf(fo->first, sizeof(fo->first), "%s", line);
+	fo->notes += !problem;
+}
+
+/* Regression (issue 15): one rotted row (a flipped bit in a record's
+ * key) went unnoticed and its id ran again.  The open refuses the ledger
+ * quoting SQLite's report, and ledger_check() finds it. */
+static void test_ledger_rotted_row_detected(void **state)
+{
+	struct fx *f = *state;
+	struct found fo = { 0 };
+	char err[512], mid[32];
+	int i;
+
+	for (i = 0; i < ROT_RECORDS; i++) {
+		snprintf(mid, sizeof(mid), "msg-%04d", i);
+		record_done(f->l, mid);
+	}
+	assert_int_equal(ledger_check(f->state, found_one, &fo, err, sizeof(err)), 0);
+	assert_int_equal(fo.problems, 0);
+	ledger_close(f->l); /* the last close checkpoints: every row is in the file */
+	f->l = NULL;
+	assert_true(rot_bytes(f->db, "msg-0017") >= 1);
+
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "failed its integrity check"));
+	assert_non_null(strstr(err, "row not in PRIMARY KEY order for replay"));
+	memset(&fo, 0, sizeof(fo));
+	assert_int_equal(ledger_check(f->state, found_one, &fo, err, sizeof(err)), 1);
+	assert_true(fo.problems >= 1);
+	assert_non_null(strstr(fo.first, "integrity: row not in PRIMARY KEY order for replay"));
+}
+
+/* ledger_check() looks and changes nothing: no ledger is an error and
+ * makes nothing; a lost database is a problem; a sound one says which. */
+static void test_ledger_check(void **state)
+{
+	struct fx *f = *state;
+	struct found fo = { 0 };
+	char err[512];
+
+	assert_int_equal(ledger_check(f->state, found_one, &fo, err, sizeof(err)), -1);
+	assert_int_equal(size_of(f->state), -1);
+	assert_int_equal(ledger_open(f->state, &f->l, err, sizeof(err)), 0);
+	record_done(f->l, "m-1");
+	assert_int_equal(ledger_check(f->state, found_one, &fo, err, sizeof(err)), 0);
+	assert_int_equal(fo.problems, 0);
+	assert_true(fo.notes >= 3);
+	ledger_close(f->l);
+	f->l = NULL;
+	unlink_db_files(f);
+	memset(&fo, 0, sizeof(fo));
+	assert_int_equal(ledger_check(f->state, found_one, &fo, err, sizeof(err)), 1);
+	assert_non_null(strstr(fo.first, "is missing"));
+	assert_int_equal(size_of(f->db), -1);
+}
+
+/* Regression (issue 15): a mistyped --state-dir made its missing
+ * parents and a new, empty ledger.  A named directory's parent must
+ * exist; only the default place gets its parents. */
+static void test_state_dir_missing_parent_refused(void **state)
+{
+	struct fx *f = *state;
+	char dir[300], home[200], def[300], err[512];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/typo/state", f->tmp);
+	setenv("HOME", "/nonexistent-home", 1);
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(ledger_default_parents(dir, 1, err, sizeof(err)), 0);
+	assert_int_equal(ledger_open(dir, &f->l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "its parent does not exist"));
+	snprintf(dir, sizeof(dir), "%s/typo", f->tmp);
+	assert_int_equal(lstat(dir, &st), -1); /* nothing made */
+
+	/* the default place on a fresh account: ~/.local/state made 0700 */
+	snprintf(home, sizeof(home), "%s/home", f->tmp);
+	assert_int_equal(mkdir(home, 0700), 0);
+	setenv("HOME", home, 1);
+	assert_int_equal(ledger_state_dir(NULL, 1, def, sizeof(def), err, sizeof(err)), 0);
+	assert_int_equal(ledger_default_parents(def, 1, err, sizeof(err)), 0);
+	assert_int_equal(ledger_open(def, &f->l, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s/.local/state", home);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	unsetenv("HOME");
+}
+
 static void test_state_dir(void **state)
 {
 	char dir[64], err[64], longer[80];
@@ -1382,6 +1789,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handle_refused_in_child, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_list_and_forget, setup_open, teardown),
 		cmocka_unit_test(test_state_dir),
+		cmocka_unit_test_setup_teardown(test_ledger_truncated_refused, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_deleted_refused, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_deleted_while_open_refused, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_swapped_refused, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_id_file_rewritten, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_id_written, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_old_ledger_adopted_once, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_rotted_row_detected, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_check, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_state_dir_missing_parent_refused, setup_dir, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
