@@ -95,6 +95,7 @@ static void usage(FILE *f)
 		   "  ledger forget [--tenant T] [--user U] [--force] --reason TEXT\n"
 		   "      APP TOOL MESSAGE_ID\n"
 		   "  ledger forgotten [--json]\n"
+		   "  ledger check\n"
 		   "                 the side-effect replay records of the ledger under\n"
 		   "                 --state-dir DIR (each takes it; the default is\n"
 		   "                 cordon run's): list them, show one with its recorded\n"
@@ -102,8 +103,11 @@ static void usage(FILE *f)
 		   "                 log: time, uid, key, state, reason; a pending record\n"
 		   "                 whose supervisor still runs only with --force), or\n"
 		   "                 print the forget log.  --tenant and --user narrow a\n"
-		   "                 MESSAGE_ID used by several.  Exit 0 ok, 1 not found\n"
-		   "                 (or refused, or the ledger unreadable), 2 usage error\n"
+		   "                 MESSAGE_ID used by several.  check: the ledger's\n"
+		   "                 identity (ledger.id against the database) and SQLite's\n"
+		   "                 full integrity check, changing nothing.  Exit 0 ok, 1\n"
+		   "                 not found (or refused, a problem found, the ledger\n"
+		   "                 unreadable), 2 usage error\n"
 		   "  --help         this text\n"
 		   "  --version      version and blob format\n\n"
 		   "Exit (check-policy): 0 valid, 1 rejected, 2 usage error or unreadable file.\n");
@@ -680,6 +684,38 @@ static int forgotten_one(const struct ledger_forgotten *r, void *arg)
 	return 0;
 }
 
+static void check_line(const char *line, int problem, void *arg)
+{
+	int *problems = arg;
+
+	*problems += problem;
+	fputs(problem ? "problem: " : "ok: ", stdout);
+	put_text(line);
+	putchar('\n');
+}
+
+/* cordon ledger check: what ledger_check() finds, one line each; nothing
+ * is created or changed, so it may run beside the supervisors. */
+static int ledger_check_cmd(const char *dir)
+{
+	char err[600];
+	int problems = 0, r;
+
+	if (dir[0] == '\0') {
+		fprintf(stderr, "cordon ledger: no state directory: give --state-dir\n");
+		return EXIT_NO;
+	}
+	r = ledger_check(dir, check_line, &problems, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "cordon ledger: %s\n", err);
+		return EXIT_NO;
+	}
+	if (r > 0)
+		fprintf(stderr, "cordon ledger: %d problem%s in the ledger under %s (docs/ledger.md, recovering)\n",
+			problems, problems == 1 ? "" : "s", dir);
+	return r > 0 ? EXIT_NO : 0;
+}
+
 static int cmd_ledger(int argc, char **argv)
 {
 	static const struct option opts[] = { { "state-dir", required_argument, NULL, 's' },
@@ -720,7 +756,7 @@ static int cmd_ledger(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return ledger_usage("needs list, show, forget or forgotten");
+		return ledger_usage("needs list, show, forget, forgotten or check");
 	verb = argv[optind++];
 	nargs = argc - optind;
 	/* Each verb takes only its own options: a --reason given to list is
@@ -747,8 +783,12 @@ static int cmd_ledger(int argc, char **argv)
 	} else if (strcmp(verb, "forgotten") == 0) {
 		if (nargs != 0 || o.reason || o.force || o.f.app || o.f.tool || o.f.tenant || o.f.user || o.f.state)
 			return ledger_usage("forgotten takes --json and no arguments");
+	} else if (strcmp(verb, "check") == 0) {
+		if (nargs != 0 || o.reason || o.force || o.json || o.f.app || o.f.tool || o.f.tenant || o.f.user ||
+		    o.f.state)
+			return ledger_usage("check takes --state-dir and no arguments");
 	} else {
-		return ledger_usage("needs list, show, forget or forgotten");
+		return ledger_usage("needs list, show, forget, forgotten or check");
 	}
 
 	rc = EXIT_NO;
@@ -756,6 +796,8 @@ static int cmd_ledger(int argc, char **argv)
 		fprintf(stderr, "cordon ledger: %s\n", err);
 		return EXIT_USAGE;
 	}
+	if (strcmp(verb, "check") == 0)
+		return ledger_check_cmd(dir);
 	if (!ledger_exists(dir)) {
 		fprintf(stderr, "cordon ledger: no ledger in %s\n", dir[0] ? dir : "(no state directory: give --state-dir)");
 		return EXIT_NO;

@@ -1188,7 +1188,7 @@ static void ledger_check_counts(struct ledger *l, struct ledger_findings *f)
 	if (sqlite3_prepare_v2(l->db, "SELECT count(*), count(*) FILTER (WHERE state = 'pending') FROM replay", -1, &st,
 			       NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
-		finding(f, 0, "%lld replay records, %lld of them pending", (long long)sqlite3_column_int64(st, 0),
+		finding(f, 0, "replay records: %lld (%lld pending)", (long long)sqlite3_column_int64(st, 0),
 			(long long)sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 }
@@ -1209,8 +1209,13 @@ int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *e
 	l = ledger_new(err, n);
 	if (l == NULL)
 		return -1;
-	if (ledger_paths(state_dir, dir, sizeof(dir), l->path, sizeof(l->path), err, n) != 0 ||
-	    ledger_dir_open(dir, 0, &l->dfd, err, n) != 0)
+	if (ledger_paths(state_dir, dir, sizeof(dir), l->path, sizeof(l->path), err, n) != 0)
+		goto out;
+	if (lstat(dir, &st) != 0 && errno == ENOENT) {
+		ledger_errf(err, n, "ledger: no ledger in %s (no such directory)", dir);
+		goto out;
+	}
+	if (ledger_dir_open(dir, 0, &l->dfd, err, n) != 0)
 		goto out;
 	has_id = ledger_id_read(l->dfd, dir, &named, why, sizeof(why));
 	if (has_id < 0)

@@ -5,6 +5,9 @@
 # forget, the same id was answered from the record and the tool did not
 # run); a pending record whose supervisor is alive is refused without
 # --force; bad arguments are usage errors (exit 2), a missing record exit 1.
+# Issue 15: a ledger emptied, deleted or rotted, and a mistyped --state-dir,
+# are refused by the next run (the side effect does not run again) and
+# found by `cordon ledger check`.
 set -u
 : "${BUILD:?}" "${SRC:?}"
 . "$SRC/tests/cli/lib.sh"
@@ -51,6 +54,18 @@ mid = open("/workspace/work/mid.txt").read().strip()
 r = cordon_tools.tool_call("t.count", {"item": "x"}, message_id=mid)
 json.dump({"answer": r}, open("/workspace/out/result.json", "w"))
 EOF
+# The same call, its refusal written out instead of raised.
+cat >"$T/prog_err.py" <<'EOF'
+import json
+import cordon_tools
+mid = open("/workspace/work/mid.txt").read().strip()
+try:
+    r = cordon_tools.tool_call("t.count", {"item": "x"}, message_id=mid)
+except cordon_tools.ToolError as e:
+    r = {"code": e.code, "message": e.message}
+json.dump({"answer": r}, open("/workspace/out/result.json", "w"))
+EOF
+chmod 644 "$T/prog_err.py"
 chmod 644 "$T/tools.yaml" "$T/app.yaml" "$T/prog.py"
 "$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/p.cpol" >"$_out" 2>"$_err" || die "compile"
 chmod 644 "$T/p.cpol"
@@ -63,7 +78,21 @@ run() {
 	$PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["answer"]["runs"])' "$T/r.json"
 }
 runs() { grep -cx -- "$1" "$COUNT"; }
+# refused STATE_DIR MID: one run calling t.count with MID under STATE_DIR,
+# a call the ledger must refuse; prints the refusal's message.
+refused() {
+	echo "$2" >"$T/mid.txt"; chmod 644 "$T/mid.txt"
+	"$CORDON" run --policy "$T/p.cpol" --code "$T/prog_err.py" --input "$T/mid.txt" --agent a --state-dir "$1" \
+		>"$T/r.json" 2>"$T/r.err" || die "run $2: $(cat "$T/r.json" "$T/r.err")"
+	$PY -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["result"]["answer"]
+assert a.get("code") == "internal_error", a
+print(a["message"])' "$T/r.json" || die "run $2 was not refused by the ledger: $(cat "$T/r.json")"
+}
 L="$CORDON ledger --state-dir $S"
+# run_in STATE_DIR MID: run MID under another state directory.
+run_in() { _s=$S; S=$1; run "$2"; S=$_s; }
 
 # 0. No ledger yet: not found, and nothing created.
 expect_rc 1 $L list; expect_err "no ledger in $S"
@@ -166,3 +195,67 @@ expect_rc 2 $L show --force ledgertest t.count m-1
 expect_rc 2 $L list --bogus
 expect_rc 0 "$CORDON" ledger --help; expect_out "ledger forget"
 pass "bad arguments exit 2; --help exits 0"
+
+# 8. cordon ledger check: a sound ledger; usage; no ledger.
+expect_rc 0 $L check; expect_out "ok: integrity check: ok"; expect_out "ledger.id matches)"
+expect_out "ok: replay records: 1 (0 pending)"
+expect_rc 2 $L check extra
+expect_rc 2 $L check --json
+expect_rc 1 "$CORDON" ledger --state-dir "$T/none" check; expect_err "no ledger in $T/none"
+[ -e "$T/none" ] && die "check created a state directory"
+pass "ledger check: ok on a sound ledger, exit 2 on bad arguments, 1 without a ledger"
+
+# 9. Regression (issue 15): the ledger emptied, then deleted: every done id
+# ran again.  Now the next run refuses the call (the tool does not run) and
+# makes no new ledger; check reports it.
+S2="$T/state2"
+[ "$(run_in "$S2" e-1)" = 1 ] || die "first run in $S2"
+: >"$S2/ledger.sqlite3"
+msg=$(refused "$S2" e-1)
+case "$msg" in *"ledger.sqlite3 is empty"*"ledger.id names ledger"*) ;; *) die "emptied: $msg" ;; esac
+[ "$(runs e-1)" = 1 ] || die "emptied: e-1 ran again"
+expect_rc 1 "$CORDON" ledger --state-dir "$S2" check; expect_out "problem: "; expect_out "is empty"
+rm -f "$S2/ledger.sqlite3" "$S2/ledger.sqlite3-wal" "$S2/ledger.sqlite3-shm"
+msg=$(refused "$S2" e-1)
+case "$msg" in *"ledger.sqlite3 is missing"*) ;; *) die "deleted: $msg" ;; esac
+[ "$(runs e-1)" = 1 ] && [ ! -e "$S2/ledger.sqlite3" ] || die "deleted: e-1 ran again, or a ledger was made"
+expect_rc 1 "$CORDON" ledger --state-dir "$S2" list; expect_err "is missing"
+expect_rc 1 "$CORDON" ledger --state-dir "$S2" check; expect_out "problem: "; expect_out "is missing"
+pass "an emptied or deleted ledger is refused: the side effect does not run again"
+
+# 10. Regression (issue 15): a mistyped --state-dir (its parent missing)
+# made the parents and a new ledger, and the id ran again there.
+msg=$(refused "$T/typo/state" m-1)
+case "$msg" in *"its parent does not exist"*) ;; *) die "mistyped state dir: $msg" ;; esac
+[ -e "$T/typo" ] && die "the mistyped state directory's parent was created"
+[ "$(runs m-1)" = 2 ] || die "m-1 ran under the mistyped state directory"
+pass "a --state-dir whose parent is missing is refused; nothing is created"
+
+# 11. Regression (issue 15): one rotted row (a flipped bit in a record's
+# key) made its id run again.  The next run refuses the ledger and check
+# reports SQLite's finding.
+S3="$T/state3"
+[ "$(run_in "$S3" r-0)" = 1 ] || die "first run in $S3"
+$PY - "$S3/ledger.sqlite3" <<'EOF' || die "cannot rot a row"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for i in range(1, 50):
+    db.execute("INSERT INTO replay VALUES ('ledgertest', '', '', 't.count', ?, ?, 'done', '{\"ok\":true}',"
+               " 1, 1, '', 0, 'e', 1, 1)", ("rot-%04d" % i, "0" * 64))
+db.commit()
+db.close()  # the last close checkpoints: every row is in the file
+data = bytearray(open(sys.argv[1], "rb").read())
+key = b"rot-0017"
+at = data.find(key)
+assert at > 0
+while at >= 0:
+    data[at + len(key) - 1] ^= 1
+    at = data.find(key, at + 1)
+open(sys.argv[1], "r+b").write(data)
+EOF
+expect_rc 1 "$CORDON" ledger --state-dir "$S3" check
+expect_out "problem: integrity: row not in PRIMARY KEY order for replay"
+msg=$(refused "$S3" rot-0017)
+case "$msg" in *"failed its integrity check"*) ;; *) die "rotted: $msg" ;; esac
+grep -qx "rot-0017" "$COUNT" && die "rotted: rot-0017 ran"
+pass "a rotted row is found by ledger check and refused by the next run"
