@@ -541,7 +541,8 @@ out:
 	unlink(echo_sock);
 	unlink(audit);
 	{
-		static const char *const files[] = { "ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm" };
+		static const char *const files[] = { "ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm",
+						     "ledger.id" };
 		char p[400];
 
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
