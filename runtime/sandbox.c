@@ -1031,6 +1031,34 @@ static int start_fill(struct sandbox *sb, const struct sandbox_request *rq, char
 	return rc;
 }
 
+/* The init's deadline, and its answer that it holds it and is locked
+ * down (launch.h), before the go byte: from the go on the program runs
+ * under both the supervisor's timeout and init's (timeout +
+ * LAUNCH_INIT_GRACE_MS), which no stop of the supervisor holds back. */
+static int start_arm(struct sandbox *sb)
+{
+	struct pollfd p = { .fd = sb->fd_init, .events = POLLIN };
+	struct launch_init_msg m;
+	struct timespec ts;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (launch_init_send(sb->fd_init, LAUNCH_INIT_ARM, 0, 0,
+			     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+				     sb->pol->limits.timeout_ms * 1000000u) != 0)
+		goto fail;
+	do
+		r = poll(&p, 1, 10000);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r > 0 && launch_init_recv(sb->fd_init, LAUNCH_INIT_ARMED, &m) == 1)
+		return 0;
+fail:
+	sb_fail(sb, "init", "the executor's init did not take the deadline: %s", strerror(errno));
+	return -1;
+}
+
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 {
 	char buf[1024], rel[128];
@@ -1089,17 +1117,8 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 	 * program runs under both the supervisor's timeout and init's
 	 * (timeout + LAUNCH_INIT_GRACE_MS), which no stop of the supervisor
 	 * holds back. */
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (launch_init_send(sb->fd_init, LAUNCH_INIT_ARM, 0, 0,
-				     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
-					     sb->pol->limits.timeout_ms * 1000000u) != 0) {
-			sb_fail(sb, "sync", "the executor's init ended before its program started: %s", strerror(errno));
-			goto fail;
-		}
-	}
+	if (start_arm(sb) != 0)
+		goto fail;
 	if (send(sb->fd_start, "g", 1, MSG_NOSIGNAL) != 1) {
 		sb_fail(sb, "sync", "the interpreter ended before its program: %s", strerror(errno));
 		goto fail;

@@ -21,11 +21,12 @@
  * Why the program cannot stop it: the kernel delivers a signal sent from
  * inside a pid namespace to its init only when init has a handler for it,
  * and this init has none (SIGCHLD is blocked and read from a signalfd), so
- * SIGKILL and SIGSTOP from the program are dropped; it is not dumpable, so
- * neither ptrace nor /proc/1/mem reach the copy of the supervisor's memory
- * that the fork left it; it holds no capability and the program's landlock
- * domain; and a seccomp filter of its own allows the few calls its loop
- * makes and kills it on any other.  Its filter is not the policy's: a
+ * SIGKILL and SIGSTOP from the program are dropped; from its arming on
+ * (before the program's first line) it is not dumpable, so neither ptrace
+ * nor /proc/1/mem reach the copy of the supervisor's memory that the fork
+ * left it, and a seccomp filter of its own allows the few calls its loop
+ * makes and kills it on any other; it holds no capability and the
+ * program's landlock domain.  Its filter is not the policy's: a
  * profile is written for the program and may refuse wait4 or kill, which
  * this loop cannot do without, while the list here is fixed by this file.
  *
@@ -245,20 +246,42 @@ static int init_ms_until(uint64_t now, uint64_t t)
 	return ms > 60000 ? 60000 : (int)ms;
 }
 
-void launch_init(const struct launch_plan *lp, pid_t prog)
+/* Once armed, before the supervisor lets the program's code run: from
+ * here on nothing of init is the program's to reach.  Not dumpable: the
+ * program runs as our uid, and a dumpable init would let it ptrace us or
+ * read /proc/1/mem, a copy of the supervisor's memory.  (Not before: until
+ * the go byte only the interpreter and the policy's preloads run, and a
+ * rootless supervisor, our uid without a capability, still reads
+ * /proc/<init>/ns when it starts the bridge.)  Then the filter, which
+ * allows only what the loop calls.  A failure ends init, and with it the
+ * program, before its first line: the supervisor sees no ARMED. */
+static void init_lockdown(const struct launch_plan *lp)
 {
 	struct sock_fprog fprog;
+	unsigned short nf;
+
+	fprog.filter = (struct sock_filter *)launch_init_filter(&nf);
+	fprog.len = nf;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		init_die(lp, "PR_SET_DUMPABLE");
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0)
+		init_die(lp, "seccomp");
+	close(lp->err_fd);
+}
+
+void launch_init(const struct launch_plan *lp, pid_t prog)
+{
 	sigset_t chld;
 	int sfd, ctl = lp->init_fd, prog_status = 0, prog_done = 0, killed = 0;
 	uint32_t flags = 0;
 	uint64_t deadline = 0, linger = 0;
-	unsigned short nf;
 
-	/* Before anything else: the program runs as our uid from the fork
-	 * on, and a dumpable init would let it ptrace us or read
-	 * /proc/1/mem, a copy of the supervisor's memory. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		init_die(lp, "PR_SET_DUMPABLE");
+	/* kill(-1) below must mean "every other process of this pid
+	 * namespace": anywhere but at its pid 1 it means far more. */
+	if (getpid() != 1) {
+		errno = EINVAL;
+		init_die(lp, "not pid 1 of a pid namespace");
+	}
 	/* What is left readable of pid 1 is its name and, through
 	 * /proc/1/cmdline, its command line: the supervisor's, which names
 	 * host paths (the policy, the run directory). */
@@ -270,12 +293,6 @@ void launch_init(const struct launch_plan *lp, pid_t prog)
 		init_die(lp, "close the inherited descriptors");
 	if ((sfd = init_signals(&chld)) < 0)
 		init_die(lp, "signals");
-	/* Last: the filter allows only what the loop below calls. */
-	fprog.filter = (struct sock_filter *)launch_init_filter(&nf);
-	fprog.len = nf;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0)
-		init_die(lp, "seccomp");
-	close(lp->err_fd);
 
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl, .events = POLLIN } };
@@ -319,6 +336,9 @@ void launch_init(const struct launch_plan *lp, pid_t prog)
 
 			if (got == 1 && deadline == 0 && m.deadline_ns != 0) {
 				deadline = m.deadline_ns + LAUNCH_INIT_GRACE_MS * 1000000ull;
+				init_lockdown(lp);
+				if (launch_init_send(ctl, LAUNCH_INIT_ARMED, 0, 0, 0) != 0)
+					deadline = 1;
 			} else if (got < 0) {
 				/* The supervisor is gone (or speaks nonsense):
 				 * nothing may run unsupervised, so the

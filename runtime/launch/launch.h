@@ -113,6 +113,9 @@ struct launch_plan {
  *
  *   supervisor -> init  LAUNCH_INIT_ARM, in sandbox_start() before the go
  *                       byte: when the timeout ends (CLOCK_MONOTONIC);
+ *   init -> supervisor  LAUNCH_INIT_ARMED, the answer: the deadline is set
+ *                       and init locked down (not dumpable, its filter),
+ *                       so the go byte may follow;
  *   init -> supervisor  LAUNCH_INIT_END, once the program has ended and
  *                       everything else in the namespace with it: the
  *                       program's wait status, and whether init's own
@@ -120,6 +123,7 @@ struct launch_plan {
  */
 #define LAUNCH_INIT_ARM 0xc0d1a001u
 #define LAUNCH_INIT_END 0xc0d1e002u
+#define LAUNCH_INIT_ARMED 0xc0d1a003u
 #define LAUNCH_INIT_F_DEADLINE 1u
 /* How long after the supervisor's timeout init's own kill comes: enough
  * that a running supervisor always acts first (and reports timed_out as it
@@ -131,7 +135,7 @@ struct launch_plan {
 #define LAUNCH_INIT_LINGER_MS 1000u
 
 struct launch_init_msg {
-	uint32_t magic;       /* LAUNCH_INIT_ARM or LAUNCH_INIT_END */
+	uint32_t magic;       /* LAUNCH_INIT_ARM, _ARMED or _END */
 	uint32_t flags;       /* END: LAUNCH_INIT_F_DEADLINE */
 	int32_t wstatus;      /* END: the program's, as wait4() gave it to init */
 	uint32_t reserved;    /* 0 */
