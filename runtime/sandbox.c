@@ -180,6 +180,8 @@ struct sandbox {
 	int fd_errpipe;          /* the child's setup report; EOF at exec */
 	int fd_sync;             /* the child's sync pipe, held until reaped */
 	int fd_start;            /* the loader's start socket */
+	int fd_init;             /* the init channel (launch.h): deadline out, the program's end in */
+	int init_fired;          /* init's deadline ended the run, not the supervisor */
 	struct capture out, err;
 	uint64_t ws_bytes_max, ws_inodes_max;
 	struct supervise_out so;
@@ -268,7 +270,7 @@ struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_s
 	sb->h = h;
 	sb->pol = s->pol;
 	sb->dir_fd = sb->audit_fd = sb->listen_fd = -1;
-	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = -1;
+	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = sb->fd_init = -1;
 	sb->out.fd = sb->err.fd = -1;
 	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
 	sb->pid = -1;
@@ -648,7 +650,9 @@ env:
 static int prep_cgroup(struct sandbox *sb)
 {
 	const struct cpol_policy *p = sb->pol;
-	struct cg_limits lim = { p->limits.memory_bytes, p->limits.pids };
+	/* pids: one more than the policy's for the sandbox's init (launch.h),
+	 * which is the runtime's process, not the program's. */
+	struct cg_limits lim = { p->limits.memory_bytes, p->limits.pids ? p->limits.pids + 1 : 0 };
 	char name[64], err[512];
 
 	/* The supervisor's pid in the name lets a later run sweep what a
@@ -674,7 +678,7 @@ static int prep_cgroup(struct sandbox *sb)
 	if (sb->cg.mem_kind == CG_NONE)
 		sb->lp.as = p->limits.memory_bytes;
 	if (sb->cg.pids_kind == CG_NONE)
-		sb->lp.nproc = p->limits.pids;
+		sb->lp.nproc = p->limits.pids ? (uint64_t)p->limits.pids + 1 : 0;
 	return 0;
 }
 
@@ -774,7 +778,7 @@ static int fd_high(int fd)
 static int prep_launch(struct sandbox *sb)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, perr[2] = { -1, -1 }, psync[2] = { -1, -1 };
-	int pfd[2] = { -1, -1 }, pst[2] = { -1, -1 }, devnull = -1, rc = -1, v2fd = -1, cg_fast;
+	int pfd[2] = { -1, -1 }, pst[2] = { -1, -1 }, pin[2] = { -1, -1 }, devnull = -1, rc = -1, v2fd = -1, cg_fast;
 	size_t maxout = (size_t)sb->pol->limits.max_output_bytes;
 	char buf[1024];
 	pid_t pid;
@@ -789,7 +793,9 @@ static int prep_launch(struct sandbox *sb)
 	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) || pipe2(psync, O_CLOEXEC) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pst) ||
-	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || (perr[1] = fd_high(perr[1])) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pin) ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || (perr[1] = fd_high(perr[1])) < 0 ||
+	    (pin[1] = fd_high(pin[1])) < 0) {
 		sb_fail(sb, "launch", "pipes: %s", strerror(errno));
 		goto out;
 	}
@@ -797,6 +803,7 @@ static int prep_launch(struct sandbox *sb)
 	sb->lp.sync_fd = psync[0];
 	sb->lp.fd_sock = pfd[1];
 	sb->lp.start_fd = pst[1];
+	sb->lp.init_fd = pin[1];
 	sb->lp.stdin_fd = devnull;
 	sb->lp.stdout_fd = po[1];
 	sb->lp.stderr_fd = pe[1];
@@ -806,7 +813,9 @@ static int prep_launch(struct sandbox *sb)
 	sb->lp.parent_fds[3] = psync[1];
 	sb->lp.parent_fds[4] = pfd[0];
 	sb->lp.parent_fds[5] = pst[0];
+	sb->lp.parent_fds[6] = pin[0];
 	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
+	launch_init_args(&sb->lp.args_start, &sb->lp.args_end); /* unknown: not blanked, nothing worse */
 	/* A raw clone: fork semantics, with every namespace fresh at once but
 	 * the cgroup one, which the child makes once it is in its cgroups
 	 * (sequence.c step 3b).  The child calls nothing that allocates or
@@ -842,9 +851,10 @@ static int prep_launch(struct sandbox *sb)
 	sb->fd_errpipe = perr[0];
 	sb->fd_sync = psync[1];
 	sb->fd_start = pst[0];
+	sb->fd_init = pin[0];
 	sb->out.fd = po[0];
 	sb->err.fd = pe[0];
-	perr[0] = psync[1] = pst[0] = po[0] = pe[0] = -1;
+	perr[0] = psync[1] = pst[0] = pin[0] = po[0] = pe[0] = -1;
 	sb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (sb->pidfd < 0) {
 		sb_fail(sb, "launch", "pidfd_open: %s", strerror(errno));
@@ -881,7 +891,7 @@ static int prep_launch(struct sandbox *sb)
 	rc = 0;
 out:
 	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], pfd[0], pfd[1],
-				 pst[0], pst[1], devnull, v2fd, sb->lp.cg_tasks[0], sb->lp.cg_tasks[1], -2 };
+				 pst[0], pst[1], pin[0], pin[1], devnull, v2fd, sb->lp.cg_tasks[0], sb->lp.cg_tasks[1], -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
@@ -1021,6 +1031,34 @@ static int start_fill(struct sandbox *sb, const struct sandbox_request *rq, char
 	return rc;
 }
 
+/* The init's deadline, and its answer that it holds it and is locked
+ * down (launch.h), before the go byte: from the go on the program runs
+ * under both the supervisor's timeout and init's (timeout +
+ * LAUNCH_INIT_GRACE_MS), which no stop of the supervisor holds back. */
+static int start_arm(struct sandbox *sb)
+{
+	struct pollfd p = { .fd = sb->fd_init, .events = POLLIN };
+	struct launch_init_msg m;
+	struct timespec ts;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (launch_init_send(sb->fd_init, LAUNCH_INIT_ARM, 0, 0,
+			     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+				     sb->pol->limits.timeout_ms * 1000000u) != 0)
+		goto fail;
+	do
+		r = poll(&p, 1, 10000);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r > 0 && launch_init_recv(sb->fd_init, LAUNCH_INIT_ARMED, &m) == 1)
+		return 0;
+fail:
+	sb_fail(sb, "init", "the executor's init did not take the deadline: %s", strerror(errno));
+	return -1;
+}
+
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 {
 	char buf[1024], rel[128];
@@ -1075,6 +1113,12 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 	if (!sb->exec_ok && start_ready(sb, (int)(sb->pol->limits.timeout_ms + 10000)) != 0)
 		goto fail;
 	sb->exec_ok = 1;
+	/* The init's deadline before the go byte: from the go on, the
+	 * program runs under both the supervisor's timeout and init's
+	 * (timeout + LAUNCH_INIT_GRACE_MS), which no stop of the supervisor
+	 * holds back. */
+	if (start_arm(sb) != 0)
+		goto fail;
 	if (send(sb->fd_start, "g", 1, MSG_NOSIGNAL) != 1) {
 		sb_fail(sb, "sync", "the interpreter ended before its program: %s", strerror(errno));
 		goto fail;
@@ -1091,6 +1135,25 @@ fail:
 }
 
 /* ---- wait ----------------------------------------------------------------- */
+
+/* The supervisor reaped init; how the program ended is in init's report.
+ * None when init was killed first (the supervisor's timeout, a breach, a
+ * cancel: its wait status then says it all, as it did when the program was
+ * pid 1).  Init's deadline ending the run is a timeout the supervisor did
+ * not see: it was stopped, or too slow by more than the grace. */
+static void wait_init_end(struct sandbox *sb)
+{
+	struct launch_init_msg m;
+
+	if (launch_init_recv(sb->fd_init, LAUNCH_INIT_END, &m) != 1)
+		return;
+	sb->so.wstatus = m.wstatus;
+	if (m.flags & LAUNCH_INIT_F_DEADLINE) {
+		sb->init_fired = 1;
+		if (sb->so.end == SUP_EXITED)
+			sb->so.end = SUP_TIMED_OUT;
+	}
+}
 
 int sandbox_wait(struct sandbox *sb, int cancel_fd)
 {
@@ -1114,6 +1177,8 @@ int sandbox_wait(struct sandbox *sb, int cancel_fd)
 		rc = -1;
 	}
 	sb->pid = -1;
+	if (rc == 0)
+		wait_init_end(sb);
 	/* The executor is gone; a tool still running is killed now, and no
 	 * call may still be served (or append to toolCalls) once the result
 	 * is built. */
@@ -1159,6 +1224,9 @@ static cJSON *enforcement_json(const struct sandbox *sb)
 	cJSON_AddBoolToObject(e, "noNewPrivs", 1);
 	snprintf(buf, sizeof(buf), "fsize,nofile,core%s%s", sb->lp.nproc ? ",nproc" : "", sb->lp.as ? ",as" : "");
 	cJSON_AddStringToObject(e, "rlimits", buf);
+	/* Who holds the timeout: both, or, when the supervisor did not act
+	 * by the grace, the init that did. */
+	cJSON_AddStringToObject(e, "timeout", sb->init_fired ? "pid-ns-init" : "supervisor+pid-ns-init");
 	return e;
 }
 
@@ -1434,7 +1502,7 @@ void sandbox_destroy(struct sandbox *sb)
 	hostid_release(&sb->leases[0]);
 	bridge_free(sb->bridge);
 	for (int *fd = (int[]){ sb->listen_fd, sb->audit_fd, sb->dir_fd, sb->pidfd, sb->fd_errpipe, sb->fd_sync,
-				 sb->fd_start, sb->out.fd, sb->err.fd, -2 };
+				 sb->fd_start, sb->fd_init, sb->out.fd, sb->err.fd, -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);

@@ -10,6 +10,7 @@
 #define CORDON_LAUNCH_H
 
 #include <limits.h>
+#include <linux/filter.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -81,6 +82,13 @@ struct launch_plan {
 	 * the loader writes 'r' once its preloads are imported and reads 'g'
 	 * once the program is in the workspace (sandbox.h). */
 	int start_fd;
+	/* The init channel's inside end (init.c): kept by pid 1 of the pid
+	 * namespace, closed in the program (pid 2). */
+	int init_fd;
+	/* The supervisor's command line in its memory (launch_init_args()),
+	 * which init, a fork of it, blanks: /proc/1/cmdline is readable to
+	 * the program whatever init's dumpable flag says.  0, 0: unknown. */
+	uintptr_t args_start, args_end;
 	/* v1 cgroups' `tasks` files, opened by the supervisor (cgroup.h,
 	 * "Attach"): the child writes "0" to each first thing; -1 unused. */
 	int cg_tasks[CG_PROCS_FDS];
@@ -88,8 +96,71 @@ struct launch_plan {
 	/* The supervisor's ends of the pipes, which clone copied into the
 	 * child: closed first, or the sync pipe could never report the
 	 * supervisor's death (the child would hold its write end). */
-	int parent_fds[6];
+	int parent_fds[7];
 };
+
+/*
+ * The init: pid 1 of the executor's pid namespace, forked off at step 9b
+ * of the setup (sequence.c); the program is its child, pid 2.  It is the
+ * timeout's backstop (it kills the namespace at the deadline + the grace
+ * whether or not the supervisor runs), it reaps every orphan, and it tells
+ * the supervisor how the program ended, since the supervisor waits for
+ * init, not for the program.
+ *
+ * The init channel: a SOCK_SEQPACKET pair, one fixed-size message each
+ * way, written and read by this same binary (init is a fork of the
+ * supervisor), so a message is the struct's bytes:
+ *
+ *   supervisor -> init  LAUNCH_INIT_ARM, in sandbox_start() before the go
+ *                       byte: when the timeout ends (CLOCK_MONOTONIC);
+ *   init -> supervisor  LAUNCH_INIT_ARMED, the answer: the deadline is set
+ *                       and init locked down (not dumpable, its filter),
+ *                       so the go byte may follow;
+ *   init -> supervisor  LAUNCH_INIT_END, once the program has ended and
+ *                       everything else in the namespace with it: the
+ *                       program's wait status, and whether init's own
+ *                       deadline ended it.
+ */
+#define LAUNCH_INIT_ARM 0xc0d1a001u
+#define LAUNCH_INIT_END 0xc0d1e002u
+#define LAUNCH_INIT_ARMED 0xc0d1a003u
+#define LAUNCH_INIT_F_DEADLINE 1u
+/* How long after the supervisor's timeout init's own kill comes: enough
+ * that a running supervisor always acts first (and reports timed_out as it
+ * always did), short enough to bound a stopped supervisor's run. */
+#define LAUNCH_INIT_GRACE_MS 1000u
+/* How long init waits for the namespace's other processes to be reaped
+ * after killing them (their CPU time then counts in its rusage); past it,
+ * init ends and the kernel's teardown of the namespace finishes. */
+#define LAUNCH_INIT_LINGER_MS 1000u
+
+struct launch_init_msg {
+	uint32_t magic;       /* LAUNCH_INIT_ARM, _ARMED or _END */
+	uint32_t flags;       /* END: LAUNCH_INIT_F_DEADLINE */
+	int32_t wstatus;      /* END: the program's, as wait4() gave it to init */
+	uint32_t reserved;    /* 0 */
+	uint64_t deadline_ns; /* ARM: CLOCK_MONOTONIC; init kills at it + the grace */
+};
+
+/* One message of the given magic: 0, or -1 with errno (EPIPE/ECONNRESET
+ * when the other side is gone).  Neither allocates: init sends too. */
+int launch_init_send(int fd, uint32_t magic, uint32_t flags, int32_t wstatus, uint64_t deadline_ns);
+/* Reads one message without blocking: 1 and *m when a whole message of
+ * magic was there, 0 when none was (EOF, nothing queued), -1 when what
+ * came is not one (size, magic, reserved bits). */
+int launch_init_recv(int fd, uint32_t magic, struct launch_init_msg *m);
+
+/* Supervisor side: where this process's command line lies (from
+ * /proc/self/stat); 0, or -1 and both 0. */
+int launch_init_args(uintptr_t *start, uintptr_t *end);
+
+/* pid 1's whole life after the fork (init.c): never returns.  prog is
+ * the program's pid (2). */
+void launch_init(const struct launch_plan *lp, pid_t prog) __attribute__((noreturn));
+
+/* init's own seccomp filter (the program's is the policy's): the calls
+ * its loop makes, every other call kills it.  For the unit test. */
+const struct sock_filter *launch_init_filter(unsigned short *n);
 
 /* strerror() for the child: glibc's strerror() translates through the
  * locale (a lock another thread of a server may have held at the clone)

@@ -114,14 +114,14 @@ static int fds_close_rest(const struct launch_plan *lp)
 }
 
 /* Closes every descriptor but 0-2 and the ones setup still needs (the
- * error, sync, hand-over and start channels). */
+ * error, sync, hand-over, start and init channels). */
 static int fds_keep_setup(const struct launch_plan *lp)
 {
-	int keep[] = { lp->err_fd, lp->sync_fd, lp->fd_sock, lp->start_fd };
+	int keep[] = { lp->err_fd, lp->sync_fd, lp->fd_sock, lp->start_fd, lp->init_fd };
 	const size_t n = sizeof(keep) / sizeof(keep[0]);
 	int from = 3;
 
-	/* sorted by hand: four numbers, no qsort after a raw clone */
+	/* sorted by hand: five numbers, no qsort after a raw clone */
 	for (size_t i = 1; i < n; i++)
 		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			int t = keep[j];
@@ -144,6 +144,7 @@ void launch_child(const struct launch_plan *lp)
 	char msg[512] = "";
 	char byte;
 	sigset_t all;
+	pid_t init_child;
 	int abi = 0;
 
 	for (size_t i = 0; i < sizeof(lp->parent_fds) / sizeof(lp->parent_fds[0]); i++)
@@ -222,6 +223,22 @@ void launch_child(const struct launch_plan *lp)
 	/* 9. Landlock, after pivot_root: its rules name the new root's paths. */
 	if (lp->landlock && landlock_apply(lp, &abi, msg, sizeof(msg)) != 0)
 		die(lp, "landlock", msg);
+	/* 9b. The init (init.c): this process stays pid 1 of the pid
+	 * namespace, the timeout's backstop and the reaper, and its child,
+	 * pid 2, goes on to be the program.  After the identity, the
+	 * capabilities, no_new_privs and landlock, which the fork keeps for
+	 * both; before step 10, which sets their descriptors and signals
+	 * apart.  A raw fork: glibc's runs atfork handlers and takes locks
+	 * another thread of a server may have held at the clone. */
+	init_child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	if (init_child < 0)
+		die(lp, "init", launch_strerror(errno));
+	if (init_child > 0)
+		launch_init(lp, init_child);
+	/* The program leads a process group of its own, as it did as pid 1:
+	 * kill(0, sig) reaches its own processes, not init. */
+	if (setpgid(0, 0) != 0)
+		die(lp, "session", launch_strerror(errno));
 	/* 10. Descriptors and signals: nothing of the supervisor's survives. */
 	if (fds_close_rest(lp) != 0)
 		die(lp, "fds", launch_strerror(errno));

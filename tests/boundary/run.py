@@ -54,6 +54,15 @@ ROOT = S.root             # the privilege the expectations follow (serve: as roo
 BLIB = os.path.join(HERE, "blib.py")
 SECRET = "boundary-secret-" + secrets.token_hex(12)
 TIMEOUT_S = 5  # app.yaml's timeout
+INIT_GRACE_S = 1.0  # LAUNCH_INIT_GRACE_MS: the sandbox's init kills at the timeout + this
+# BOUNDARY_ONLY="check ...": only these checks (table rows and the runner's
+# own, by the names they print), and the leftover check; for working on a
+# few without the whole suite.
+ONLY = set(os.environ.get("BOUNDARY_ONLY", "").split())
+
+
+def wanted(name):
+    return not ONLY or name in ONLY
 W = S.W
 notes = S.notes
 marker_pids = harness.marker_pids   # blib.marker_pids's twin: host pids whose command line holds a marker
@@ -434,6 +443,12 @@ TABLE = [
     ("leaked_fd", MAIN, "leaked_fd", {}, blocked("fds")),
     # processes
     ("kill_supervisor", MAIN, "kill_supervisor", {}, blocked("pidns")),
+    # the sandbox's init (pid 1, cordon's): signals from inside dropped, its
+    # memory (a copy of the supervisor's) out of reach, orphans reaped
+    ("init_signals", MAIN, "init_signals", {}, blocked("pidns")),
+    ("init_memory", MAIN, "init_memory", {}, blocked("init")),
+    ("init_memory[open-seccomp]", OPEN, "init_memory", {}, blocked("init")),
+    ("orphans", MAIN, "orphans", {}, blocked("init")),
     ("signal_process_group", MAIN, "signal_process_group", "rundir", supervisor_survived),
     ("signal_process_group[no-landlock]", NOLL, "signal_process_group", "rundir", supervisor_survived),
     ("daemon", MAIN, "daemon", "marker", no_survivor("pidns", "succeeded", 0)),
@@ -664,6 +679,62 @@ def check_supervisor_killed_during_setup():
     shutil.rmtree(rd, ignore_errors=True)
 
 
+def check_backstop(how):
+    """Issue 15: the supervisor SIGSTOPped once the program runs, so its
+    own timeout cannot fire.  The sandbox's init must kill the program and
+    its marked child at the timeout + its grace all the same: checked on
+    the host while the supervisor is still stopped (init ended, the marked
+    child gone).  Then SIGCONT: the run reports timed_out, exit 124, and
+    enforcement.timeout names the init that acted."""
+    name = "timeout_backstop_" + how
+    if S.serve:
+        S.run_only(name, "SIGSTOPs the `cordon run` supervisor of one execution (a stopped server stops every "
+                   "execution)")
+        return
+    m = new_marker(name)
+    r = Run(MAIN, "backstop", {"marker": m, "how": how})
+    up = wait_for_marker(m)
+    init = r.init_pid(1.0) if up else None
+    os.kill(r.pid, signal.SIGSTOP)
+    stopped_at = time.monotonic() - r.t0
+
+    def ended():
+        return not marker_pids(m) and init is not None and not harness.alive(init)
+    # the program started after cordon did: init acts before t0 + timeout + grace
+    gone = wait_until_at(ended, r.t0 + TIMEOUT_S + INIT_GRACE_S + 3.0)
+    gone_at = time.monotonic() - r.t0
+    left = marker_pids(m)
+    os.kill(r.pid, signal.SIGCONT)
+    r.wait()
+    if not gone:
+        harness.kill_pids(left)                 # this test's own, left running
+    enf = (r.res.get("enforcement") or {}).get("timeout")
+    ok, layer, ev = supervisor_ended("timed_out", 124, "timeout")(r)
+    why = None
+    if not up or init is None:
+        why = "the marked child never ran (init %s): %s" % (init, describe(r))
+    elif not gone:
+        why = ("the supervisor stopped %.1fs after its start: %.1fs after it, at %.1fs, the program still ran "
+               "(marked pids %s, init alive %s): no backstop" % (stopped_at, gone_at - stopped_at, gone_at, left,
+                                                                 harness.alive(init)))
+    elif not ok:
+        why = ev
+    elif enf != "pid-ns-init":
+        why = "enforcement.timeout is %r, want 'pid-ns-init'" % enf
+    emit(why is None, name, "init", why or (
+        "supervisor stopped at %.1fs; the program (%s) and its marked child gone at %.1fs (timeout %ds + grace "
+        "%.0fs) while it was stopped; after SIGCONT status %s, %s, enforcement.timeout %r"
+        % (stopped_at, how, gone_at, TIMEOUT_S, INIT_GRACE_S, r.res.get("status"), r.ended_as(), enf)))
+
+
+def wait_until_at(pred, when, step=0.05):
+    while time.monotonic() < when:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
 def check_concurrent(n=20):
     canaries = [secrets.token_hex(8) for _ in range(n)]
     runs = [Run(MAIN, "canary", {"canary": c}) for c in canaries]
@@ -699,15 +770,17 @@ def main():
             # the slow ones first, so they overlap with the rest
             order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb",
                                                                  "ws_bypass"))
-            list(pool.map(run_entry, order))
-        check_tmp_persist()
-        check_identity()
-        check_loopback_host_control()
-        check_host_paths_control()
-        check_cancel()
-        check_supervisor_killed()
-        check_supervisor_killed_during_setup()
-        check_concurrent()
+            list(pool.map(run_entry, [e for e in order if wanted(e[0])]))
+        for name, check in (("tmp_persist", check_tmp_persist), ("identity", check_identity),
+                            ("loopback_host_isolated[host]", check_loopback_host_control),
+                            ("host_paths_cgroup[host]", check_host_paths_control),
+                            ("cancel_sigterm", check_cancel), ("supervisor_sigkill", check_supervisor_killed),
+                            ("supervisor_sigkill_during_setup", check_supervisor_killed_during_setup),
+                            ("timeout_backstop_burn", lambda: check_backstop("burn")),
+                            ("timeout_backstop_sleep", lambda: check_backstop("sleep")),
+                            ("concurrent_20", check_concurrent)):
+            if wanted(name):
+                check()
         S.check_leftovers(what="run directory, mount, cgroup, host-id lock or marked process")
     finally:
         tcp.close()

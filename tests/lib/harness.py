@@ -88,6 +88,21 @@ def child_pids(pid):
     return kids
 
 
+def program_of(init):
+    """The program of a sandbox: the child of its init (pid 2 inside).
+    By the parent pid in /proc/PID/stat, which anyone may read: init is
+    not dumpable, so its children file is not everyone's."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == init:
+                        return int(d)
+            except (OSError, ValueError, IndexError):
+                pass
+    return None
+
+
 def descendants(pid):
     out, todo = [], child_pids(pid)
     while todo:
@@ -594,12 +609,21 @@ class RunExecution:
     def poll(self):
         return self.p.poll()
 
-    def executor_pid(self, limit=5.0, has=None):
-        """The executor: the one child of `cordon run` (pid 1 of the
+    def init_pid(self, limit=5.0):
+        """The sandbox's init: the one child of `cordon run` (pid 1 of the
         sandbox)."""
         def one():
             kids = child_pids(self.p.pid)
             return kids[0] if kids else None
+        return wait_until(one, limit, 0.02)
+
+    def executor_pid(self, limit=5.0, has=None):
+        """The program: the one child of the sandbox's init (pid 2 of the
+        sandbox; init itself is not dumpable, so its /proc/PID/root is
+        root's alone)."""
+        def one():
+            kids = child_pids(self.p.pid)
+            return program_of(kids[0]) if kids else None
         return wait_until(one, limit, 0.02)
 
     def cancel(self):
@@ -878,8 +902,8 @@ class ServeExecution:
         """This execution's executor among the server's children: the one
         whose root holds the path has (a file the program makes)."""
         def one():
-            for pid in self.B.executors():
-                if has and os.path.exists("/proc/%d/root/%s" % (pid, has.lstrip("/"))):
+            for pid in [program_of(i) for i in self.B.executors()]:
+                if pid and has and os.path.exists("/proc/%d/root/%s" % (pid, has.lstrip("/"))):
                     return pid
             return None
         return wait_until(one, limit, 0.02)

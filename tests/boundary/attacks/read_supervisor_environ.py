@@ -1,6 +1,8 @@
 # Read the supervisor's environment (the runner puts a secret in it) through
 # /proc.  The sandbox has its own pid namespace and its own /proc: pid 1 is
-# this program, the supervisor's host pid does not exist here.  Everything
+# the sandbox's init, pid 2 this program, the supervisor's host pid does
+# not exist here (the init's environment, a copy of the supervisor's, is
+# not readable: attacks/init_memory.py).  Everything
 # readable under /proc/*/environ is returned so the runner can check that
 # the secret is not in it.
 import os
@@ -24,7 +26,7 @@ try:
     sup_err = None
 except OSError as e:
     sup_err = blib.ename(e.errno)
-blocked = pids == [me] and me == 1 and sup_err is not None
+blocked = pids == [1, me] and me == 2 and sup_err is not None
 blib.report("read_supervisor_environ", blocked, "pidns" if blocked else None,
             "/proc lists pids %s (this program is %d); /proc/%s/environ (the supervisor's host pid): %s"
             % (pids, me, sup, sup_err or "read"), seen="\n".join(seen))
