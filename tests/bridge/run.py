@@ -1364,13 +1364,17 @@ DUP_FRAMES = 20
 DUP_BOUND_MS = 1000
 
 
+def asan_lib():
+    """The ASan runtime a SAN=1 cordon links (dynamically: the binary
+    itself does not hold the name), or ""."""
+    p = subprocess.run(["ldd", CORDON], capture_output=True, text=True)
+    libs = [ln.split("=>")[1].split()[0] for ln in p.stdout.splitlines() if "libasan" in ln and "=>" in ln]
+    return libs[0] if libs else ""
+
+
 def asan_build():
     """A SAN=1 cordon: the time bounds allow for its slowdown."""
-    try:
-        with open(CORDON, "rb") as f:
-            return b"AddressSanitizer" in f.read()
-    except OSError:
-        return False
+    return asan_lib() != ""
 
 
 def check_dup_keys():
@@ -1626,8 +1630,14 @@ def build_shim():
         sys.exit("bridge: cannot build faults/shim.c: %s" % p.stderr)
 
 
+def preload_first():
+    """What must come before the shim in LD_PRELOAD: an ASan build's
+    runtime library insists on being first."""
+    return asan_lib() + " " if asan_build() else ""
+
+
 def shim_env(**kw):
-    return dict({"LD_PRELOAD": SHIM}, **{"SHIM_" + k: str(v) for k, v in kw.items()})
+    return dict({"LD_PRELOAD": preload_first() + SHIM}, **{"SHIM_" + k: str(v) for k, v in kw.items()})
 
 
 def run_error_faults(r, where):
