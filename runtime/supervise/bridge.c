@@ -610,6 +610,9 @@ static void bridge_unrecorded(struct bridge *b, struct verdict *v)
 	char why[512];
 	int acted = v->started || v->replayed;
 
+	/* Refused because the run had failed already: that answer stands. */
+	if (v->code != NULL && strcmp(v->check, "record") == 0)
+		return;
 	if (!bridge_fault_get(b, why, sizeof(why)))
 		snprintf(why, sizeof(why), "the audit failed");
 	verdict_withhold(v);
