@@ -1,11 +1,15 @@
 /*
  * outcome.c - the classification of an ended run (outcome.h).
  *
- * The order of the checks is the contract: what the supervisor did (timeout,
+ * The order of the checks is the contract: a record that could not be
+ * written (audit, ledger, run directory) wins over everything, since a
+ * run whose record is incomplete must never read as succeeded, and its
+ * evidence is still reported; then what the supervisor did (timeout,
  * cancel, workspace breach) wins over how the program ended, since a killed
  * program's exit says nothing of its own; then the kernel's OOM kill; then
  * the program's exit; then the output contract.
  */
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -27,6 +31,12 @@ void outcome_classify(const struct outcome_in *in, struct outcome *o)
 	o->has_exit_code = exited;
 	o->exit_code = exited ? WEXITSTATUS(in->wstatus) : 0;
 	o->signal = sig ? (sigabbrev_np(sig) ? sigabbrev_np(sig) : "?") : NULL;
+	if (in->fault_stage != NULL) {
+		set(o, "error", OUTCOME_EXIT_HARNESS, "sandbox_execution_failed",
+		    in->fault_msg ? in->fault_msg : "a record of the run could not be written");
+		snprintf(o->error_where, sizeof(o->error_where), "exec.harness.%.24s", in->fault_stage);
+		return;
+	}
 	switch (in->end) {
 	case SUP_TIMED_OUT:
 		set(o, "timed_out", OUTCOME_EXIT_TIMEOUT, "timeout", "the program ran past the policy's timeout");
@@ -51,4 +61,9 @@ void outcome_classify(const struct outcome_in *in, struct outcome *o)
 	else
 		set(o, "failed", OUTCOME_EXIT_FAILED, "program_failed",
 		    sig ? "the program was killed by a signal" : "the program exited with a non-zero status");
+}
+
+const char *outcome_call_unrecorded(int tool_acted)
+{
+	return tool_acted ? "in_doubt" : "internal_error";
 }

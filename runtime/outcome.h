@@ -24,6 +24,12 @@ struct outcome_in {
 	int oom_killed;         /* the cgroup says the OOM killer struck */
 	size_t nviolations;     /* of the output contract */
 	const char *cancel_why; /* the error message of a cancelled run */
+	/* A harness fault found after the program ran (NULL: none): an
+	 * audit line, a ledger record or a file of the kept run directory
+	 * that could not be written.  fault_stage is the harness stage
+	 * ("audit", "ledger", "rundir"), fault_msg what failed. */
+	const char *fault_stage;
+	const char *fault_msg;
 };
 
 struct outcome {
@@ -34,8 +40,21 @@ struct outcome {
 	const char *signal;     /* "KILL", ...; NULL when not killed by a signal */
 	const char *error_code; /* NULL when succeeded */
 	const char *error_message;
+	char error_where[48];   /* "exec.harness.<stage>" for status error; "" otherwise */
 };
 
 void outcome_classify(const struct outcome_in *in, struct outcome *out);
+
+/*
+ * The code a tool call is answered with when its record (its audit line,
+ * or the ledger's copy of its answer) could not be written.  tool_acted:
+ * its tool ran in this call, or its answer was a recorded one (the tool
+ * ran before).  Then the effect may have happened and the answer is
+ * "in_doubt" (a retry with the same message id gets the recorded answer
+ * when the ledger has one, never a second run); otherwise the call did not
+ * run and the answer is "internal_error".  A call that acted is never
+ * reported as one that did not.
+ */
+const char *outcome_call_unrecorded(int tool_acted);
 
 #endif

@@ -161,6 +161,8 @@ struct sandbox {
 	char dir[PATH_MAX];
 	int dir_fd;
 	int audit_fd;            /* the audit: the kept logs/tool-calls.jsonl, else a memfd */
+	int log_fd;              /* the kept logs/supervisor.log, made at prepare; -1 none */
+	int result_fd;           /* the kept result.json.tmp, renamed result.json at reduce; -1 none */
 	struct hostid_lease leases[2]; /* as root: the executor's, its tools' */
 	uid_t host_uid;
 	gid_t host_gid;
@@ -195,6 +197,12 @@ struct sandbox {
 	char stage[32];
 	char msg[1024];
 	char kept_note[600];
+	/* A record that could not be written after the program ran (the
+	 * audit, the ledger, the run directory's files): the result keeps its
+	 * evidence and says status error (outcome.c).  The first is reported. */
+	int faulted;
+	char fault_stage[32];
+	char fault_msg[1024];
 };
 
 static void sb_fail(struct sandbox *sb, const char *stage, const char *fmt, ...)
@@ -210,6 +218,22 @@ static void sb_fail(struct sandbox *sb, const char *stage, const char *fmt, ...)
 	snprintf(sb->stage, sizeof(sb->stage), "%s", stage);
 	va_start(ap, fmt);
 	vsnprintf(sb->msg, sizeof(sb->msg), fmt, ap);
+	va_end(ap);
+}
+
+static void sb_fault(struct sandbox *sb, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void sb_fault(struct sandbox *sb, const char *stage, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sb->faulted)
+		return;
+	sb->faulted = 1;
+	snprintf(sb->fault_stage, sizeof(sb->fault_stage), "%s", stage);
+	va_start(ap, fmt);
+	vsnprintf(sb->fault_msg, sizeof(sb->fault_msg), fmt, ap);
 	va_end(ap);
 }
 
@@ -269,7 +293,7 @@ struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_s
 		return NULL;
 	sb->h = h;
 	sb->pol = s->pol;
-	sb->dir_fd = sb->audit_fd = sb->listen_fd = -1;
+	sb->dir_fd = sb->audit_fd = sb->listen_fd = sb->log_fd = sb->result_fd = -1;
 	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = sb->fd_init = -1;
 	sb->out.fd = sb->err.fd = -1;
 	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
@@ -381,6 +405,59 @@ static int prep_hostid(struct sandbox *sb)
 
 /* ---- prepare: 2. the kept run directory and the audit --------------------- */
 
+/* Room taken at prepare for the records written later (FALLOC_FL_KEEP_SIZE:
+ * the files stay empty, rundir_trim() gives back what was not used).  A
+ * disk already full then fails the run before its program runs, instead
+ * of losing the audit silently; the result and the log of an ordinary run
+ * fit what was taken, so their final writes do not depend on the disk
+ * having room at the end.  Beyond it every write is still checked. */
+#define RUNDIR_RESERVE_AUDIT (64 << 10)
+#define RUNDIR_RESERVE_LOG (4 << 10)
+#define RUNDIR_RESERVE_RESULT (64 << 10)
+
+/* 0, or -1 with errno: a file system that cannot reserve is not an error. */
+static int rundir_reserve(int fd, off_t bytes)
+{
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, bytes) == 0 || errno == EOPNOTSUPP || errno == ENOSYS)
+		return 0;
+	return -1;
+}
+
+/* Gives back the room rundir_reserve() took and was not used. */
+static void rundir_trim(int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, st.st_size) != 0) {
+		/* the reserved blocks stay with the file: space, not a record, is lost */
+	}
+}
+
+/* data as the whole content of fd (emptied first when it held something):
+ * 0, or an errno.  A write cut short is a failure: the rest does not fit. */
+static int rundir_put(int fd, const char *data, size_t len)
+{
+	struct stat st;
+	size_t put = 0;
+
+	if (fstat(fd, &st) != 0)
+		return errno;
+	/* Only a file that holds something is emptied: truncating an empty
+	 * one would give back its reservation before the write. */
+	if (st.st_size > 0 && ftruncate(fd, 0) != 0)
+		return errno;
+	while (put < len) {
+		ssize_t w = pwrite(fd, data + put, len - put, (off_t)put);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : ENOSPC;
+		put += (size_t)w;
+	}
+	return 0;
+}
+
 /* A kept run directory holds only what the supervisor writes (the executed
  * program's copy, logs, the audit, the result, copies of the outputs): the
  * sandbox's files live in its own tmpfs (workspace.h).  It is 0700 and
@@ -420,7 +497,18 @@ static int prep_rundir(struct sandbox *sb)
 	step = "create logs/tool-calls.jsonl";
 	sb->audit_fd = openat(sb->dir_fd, "logs/tool-calls.jsonl",
 			      O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (sb->audit_fd < 0)
+	if (sb->audit_fd < 0 || rundir_reserve(sb->audit_fd, RUNDIR_RESERVE_AUDIT) != 0)
+		goto fail;
+	step = "create logs/supervisor.log";
+	sb->log_fd = openat(sb->dir_fd, "logs/supervisor.log", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			    0600);
+	if (sb->log_fd < 0 || rundir_reserve(sb->log_fd, RUNDIR_RESERVE_LOG) != 0)
+		goto fail;
+	/* Renamed result.json once whole: a reader never sees half a result. */
+	step = "create result.json.tmp";
+	sb->result_fd = openat(sb->dir_fd, "result.json.tmp", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			       0600);
+	if (sb->result_fd < 0 || rundir_reserve(sb->result_fd, RUNDIR_RESERVE_RESULT) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -428,17 +516,17 @@ fail:
 	return -1;
 }
 
+/* A new file rel of the run directory holding data: 0, or an errno. */
 static int rundir_write(struct sandbox *sb, const char *rel, const void *data, size_t len)
 {
-	int fd = openat(sb->dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	int ok;
+	int fd = openat(sb->dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600), e;
 
 	if (fd < 0)
-		return -1;
-	ok = write(fd, data, len) == (ssize_t)len;
-	if (close(fd) != 0)
-		ok = 0;
-	return ok ? 0 : -1;
+		return errno;
+	e = rundir_put(fd, data, len);
+	if (close(fd) != 0 && e == 0)
+		e = errno;
+	return e;
 }
 
 /* ---- prepare: 3. the plan ------------------------------------------------- */
@@ -1072,11 +1160,17 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 	if (start_check(sb, rq) != 0)
 		goto fail;
 	if (sb->dir_fd >= 0) {
+		int e = 0;
+
 		snprintf(rel, sizeof(rel), "executed_programs/%s", sb->id);
-		if (mkdirat(sb->dir_fd, rel, 0700) != 0 ||
-		    (snprintf(rel, sizeof(rel), "executed_programs/%s/user_code.py", sb->id),
-		     rundir_write(sb, rel, rq->code, rq->code_len)) != 0) {
-			sb_fail(sb, "rundir", "write %.900s/%s: %s", sb->dir, rel, strerror(errno));
+		if (mkdirat(sb->dir_fd, rel, 0700) != 0)
+			e = errno;
+		else {
+			snprintf(rel, sizeof(rel), "executed_programs/%s/user_code.py", sb->id);
+			e = rundir_write(sb, rel, rq->code, rq->code_len);
+		}
+		if (e != 0) {
+			sb_fail(sb, "rundir", "write %.900s/%s: %s", sb->dir, rel, strerror(e));
 			goto fail;
 		}
 	}
@@ -1332,7 +1426,9 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 				  .wstatus = sb->so.wstatus,
 				  .oom_killed = sb->have_usage && sb->usage.oom_killed,
 				  .nviolations = rep.nviolations,
-				  .cancel_why = sb->cancel_why[0] ? sb->cancel_why : "cancelled" };
+				  .cancel_why = sb->cancel_why[0] ? sb->cancel_why : "cancelled",
+				  .fault_stage = sb->faulted ? sb->fault_stage : NULL,
+				  .fault_msg = sb->fault_msg };
 	outcome_classify(&oi, &oc);
 	/* write */
 	cJSON_AddStringToObject(res, "status", oc.status);
@@ -1392,7 +1488,8 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 						 : 0));
 	cJSON_AddItemToObject(res, "enforcement", enforcement_json(sb));
 	if (oc.error_code != NULL)
-		cJSON_AddItemToObject(res, "error", error_json(oc.error_code, oc.error_message, NULL));
+		cJSON_AddItemToObject(res, "error", error_json(oc.error_code, oc.error_message,
+							       oc.error_where[0] ? oc.error_where : NULL));
 	else
 		cJSON_AddNullToObject(res, "error");
 	if (out_dir >= 0)
@@ -1432,17 +1529,17 @@ static void rundir_keep(struct sandbox *sb)
 }
 
 /* logs/supervisor.log: what the supervisor decided and why, for an
- * operator reading a kept run directory (the result has the evidence). */
-static void rundir_log(struct sandbox *sb, int rc)
+ * operator reading a kept run directory (the result has the evidence).
+ * Into the file made at prepare: 0, or an errno. */
+static int rundir_log(struct sandbox *sb, int rc)
 {
-	int fd = openat(sb->dir_fd, "logs/supervisor.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int e;
 
-	if (f == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
+	if (f == NULL)
+		return ENOMEM;
 	fprintf(f, "execution %s app %s\n", sb->id, sb->pol && sb->pol->meta.app ? sb->pol->meta.app : "?");
 	fprintf(f, "caller %s, executor uid %u gid %u -> host %u/%u\n", sb->h->rootless ? "rootless" : "root",
 		sb->pol ? sb->pol->exec.uid : 0, sb->pol ? sb->pol->exec.gid : 0, (unsigned)sb->host_uid,
@@ -1452,16 +1549,83 @@ static void rundir_log(struct sandbox *sb, int rc)
 			cgroup_kind_name(sb->cg.pids_kind), sb->cg.note[0] ? "; " : "", sb->cg.note);
 	if (sb->failed)
 		fprintf(f, "harness error at %s: %s\n", sb->stage, sb->msg);
+	if (sb->faulted)
+		fprintf(f, "record lost at %s: %s\n", sb->fault_stage, sb->fault_msg);
 	if (sb->kept_note[0])
 		fprintf(f, "%s\n", sb->kept_note);
 	fprintf(f, "exit %d\n", rc);
-	fclose(f);
+	e = fclose(f) != 0 || text == NULL ? ENOMEM : rundir_put(sb->log_fd, text, len);
+	free(text);
+	return e;
+}
+
+/* result.json: written whole into the file made at prepare, then renamed
+ * into place (rename: a reader sees no result or all of it).  0, or an
+ * errno. */
+static int rundir_result(struct sandbox *sb, const cJSON *res, int renamed)
+{
+	char *text = cJSON_PrintUnformatted(res);
+	int e = text == NULL ? ENOMEM : rundir_put(sb->result_fd, text, strlen(text));
+
+	free(text);
+	if (e == 0 && !renamed && renameat(sb->dir_fd, "result.json.tmp", sb->dir_fd, "result.json") != 0)
+		e = errno;
+	return e;
+}
+
+/* A record lost after the result was built: the result becomes the error
+ * (outcome.c decides), with its evidence kept.  A harness error recorded
+ * before the program ran stays the one reported. */
+static void result_refault(struct sandbox *sb, cJSON *res, int *exit_code)
+{
+	struct outcome_in oi = { .end = sb->so.end,
+				 .wstatus = sb->so.wstatus,
+				 .fault_stage = sb->fault_stage,
+				 .fault_msg = sb->fault_msg };
+	struct outcome oc;
+
+	if (sb->failed)
+		return;
+	outcome_classify(&oi, &oc);
+	cJSON_ReplaceItemInObjectCaseSensitive(res, "status", cJSON_CreateString(oc.status));
+	cJSON_ReplaceItemInObjectCaseSensitive(res, "error", error_json(oc.error_code, oc.error_message, oc.error_where));
+	*exit_code = oc.exit_code_run;
+}
+
+/*
+ * The kept run directory's last records.  Every write is checked: one that
+ * fails makes the run an error (stage rundir), which the result printed
+ * by the caller says even when result.json itself is what failed; a
+ * result.json that would claim otherwise is removed.
+ */
+static void rundir_finish(struct sandbox *sb, cJSON *res, int *exit_code)
+{
+	int e, result_ok;
+
+	e = rundir_result(sb, res, 0);
+	result_ok = e == 0;
+	if (e != 0) {
+		sb_fault(sb, "rundir", "%.900s/result.json could not be written: %s", sb->dir, strerror(e));
+		result_refault(sb, res, exit_code);
+		unlinkat(sb->dir_fd, "result.json.tmp", 0);
+	}
+	e = rundir_log(sb, *exit_code);
+	if (e != 0) {
+		int first = !sb->faulted;
+
+		sb_fault(sb, "rundir", "%.900s/logs/supervisor.log could not be written: %s", sb->dir, strerror(e));
+		if (first) {
+			result_refault(sb, res, exit_code);
+			if (result_ok && rundir_result(sb, res, 1) != 0)
+				unlinkat(sb->dir_fd, "result.json", 0);
+		}
+	}
 }
 
 cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, int *exit_code)
 {
 	cJSON *res = cJSON_CreateObject();
-	char *text;
+	char stage[16], msg[600];
 
 	if (res == NULL)
 		return NULL;
@@ -1469,14 +1633,17 @@ cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, i
 	 * never reports a half-run as a result. */
 	if (!sb->failed && sb->state != SB_WAITED)
 		sb_fail(sb, "start", "the sandbox was not run");
+	/* The bridge is stopped (wait, or a failed start): its records are
+	 * final, and one it could not write is the run's error. */
+	if (bridge_failed(sb->bridge, stage, sizeof(stage), msg, sizeof(msg)))
+		sb_fault(sb, stage, "%s", msg);
 	*exit_code = result_build(sb, res, o);
 	if (sb->dir_fd >= 0) {
 		rundir_keep(sb);
-		text = cJSON_PrintUnformatted(res);
-		if (text != NULL)
-			rundir_write(sb, "result.json", text, strlen(text));
-		free(text);
-		rundir_log(sb, *exit_code);
+		rundir_finish(sb, res, exit_code);
+		rundir_trim(sb->audit_fd);
+		rundir_trim(sb->log_fd);
+		rundir_trim(sb->result_fd);
 	}
 	return res;
 }
@@ -1501,8 +1668,8 @@ void sandbox_destroy(struct sandbox *sb)
 	hostid_release(&sb->leases[1]);
 	hostid_release(&sb->leases[0]);
 	bridge_free(sb->bridge);
-	for (int *fd = (int[]){ sb->listen_fd, sb->audit_fd, sb->dir_fd, sb->pidfd, sb->fd_errpipe, sb->fd_sync,
-				 sb->fd_start, sb->fd_init, sb->out.fd, sb->err.fd, -2 };
+	for (int *fd = (int[]){ sb->listen_fd, sb->audit_fd, sb->log_fd, sb->result_fd, sb->dir_fd, sb->pidfd,
+				 sb->fd_errpipe, sb->fd_sync, sb->fd_start, sb->fd_init, sb->out.fd, sb->err.fd, -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);

@@ -3,9 +3,17 @@
  *
  * Threads: one accepts; each connection gets one thread that reads frames
  * in order and answers each.  Shared state (the audit file, the list of
- * calls, the lazily opened ledger) sits behind one mutex; the ledger has
- * its own.  A tool runs on its connection's thread, so a slow tool only
- * delays the next call on that connection, never the run's timeout.
+ * calls, the lazily opened ledger, the fault) sits behind one mutex; the
+ * ledger has its own.  A tool runs on its connection's thread, so a slow
+ * tool only delays the next call on that connection, never the run's
+ * timeout.
+ *
+ * Records before answers: a call's audit line (and, for a side-effect
+ * tool, the ledger's copy of its answer) is written before its answer is
+ * sent.  A record that cannot be written faults the bridge: that call is
+ * answered in_doubt when its tool acted (internal_error when it did not),
+ * every later call is refused without running, and the run's result is
+ * status error (bridge_failed(), read by sandbox_reduce()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,9 +34,11 @@
 #include <sodium.h>
 
 #include "common/tool_path.h"
+#include "common/utf8.h"
 #include "runtime/constraint_eval.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/ledger/ledger.h"
+#include "runtime/outcome.h"
 #include "runtime/supervise/bridge.h"
 #include "runtime/supervise/params_check.h"
 #include "runtime/supervise/request.h"
@@ -62,6 +72,14 @@ struct bridge {
 	struct ledger *ledger; /* under mu until opened */
 	char ledger_err[256];
 	ino_t child_pidns;
+	/* A record that could not be written (bridge_fault); under mu.  The
+	 * first is the one reported. */
+	int faulted;
+	char fault_stage[16];
+	char fault_msg[512];
+	int audit_broken;   /* a line failed: no later line is appended after it */
+	off_t audit_len;    /* the audit's length up to its last whole line */
+	int audit_synced;   /* bridge_stop() made the audit durable (stop may run twice) */
 };
 
 /* What one call came to: the deciding check and the answer's parts. */
@@ -75,6 +93,8 @@ struct verdict {
 	cJSON *detail;     /* a failed tool's own words, scrubbed and bounded (owned) */
 	int retryable;     /* the tool failed before any effect, by its word (exit 75) */
 	int replayed;
+	int doubt;         /* its tool ran, but the answer is withheld as in_doubt: audited "allowed" */
+	int unrecorded;    /* the ledger could not record the answer ("recorded": false) */
 	int close_after;   /* auth or framing: the connection cannot go on */
 	uint64_t tool_ms;
 	int started;       /* the tool may have acted (tool_exec_res.started) */
@@ -114,6 +134,54 @@ static void verdict_deny(struct verdict *v, const char *check, const char *code,
 	va_start(ap, fmt);
 	vsnprintf(v->message, sizeof(v->message), fmt, ap);
 	va_end(ap);
+	/* A message cut at its size may end inside a character: the answer,
+	 * the audit line and the recorded answer must stay UTF-8. */
+	v->message[utf8_prefix(v->message, strlen(v->message))] = '\0';
+}
+
+/* What a call returned or said is dropped: its answer is replaced by a
+ * verdict that says why (a record of it could not be written). */
+static void verdict_withhold(struct verdict *v)
+{
+	cJSON_Delete(v->result);
+	v->result = NULL;
+	cJSON_Delete(v->detail);
+	v->detail = NULL;
+	v->retryable = 0;
+	v->audit[0] = '\0';
+}
+
+static void bridge_fault(struct bridge *b, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The first record the bridge could not write: from now on no call runs
+ * (bridge_serve_frame), and the run's result is an error naming stage. */
+static void bridge_fault(struct bridge *b, const char *stage, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&b->mu);
+	if (!b->faulted) {
+		b->faulted = 1;
+		snprintf(b->fault_stage, sizeof(b->fault_stage), "%s", stage);
+		va_start(ap, fmt);
+		vsnprintf(b->fault_msg, sizeof(b->fault_msg), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* 1 with the fault's message in msg when the bridge has faulted. */
+static int bridge_fault_get(struct bridge *b, char *msg, size_t n)
+{
+	int f;
+
+	pthread_mutex_lock(&b->mu);
+	f = b->faulted;
+	if (f)
+		snprintf(msg, n, "%.*s", (int)(n > 0 ? n - 1 : 0), b->fault_msg);
+	pthread_mutex_unlock(&b->mu);
+	return f;
 }
 
 /* --- the socket ------------------------------------------------------ */
@@ -227,16 +295,18 @@ static int bridge_write_full(struct bridge *b, int fd, const void *buf, size_t l
 	return 0;
 }
 
-/* Answers with one frame; returns the bytes sent (0 when it could not). */
-static size_t bridge_answer(struct bridge *b, int fd, const char *id, const struct verdict *v)
+/* The answer as one frame (header and body, malloc'd), *len its bytes;
+ * NULL when out of memory or over BRIDGE_MAX_RESPONSE.  Built before the
+ * audit line is written, which names its size, and sent after it. */
+static char *bridge_answer_frame(const char *id, const struct verdict *v, size_t *len)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *text = NULL;
-	unsigned char h[4];
-	size_t len = 0;
+	char *text = NULL, *frame = NULL;
+	size_t n;
 
+	*len = 0;
 	if (o == NULL)
-		return 0;
+		return NULL;
 	cJSON_AddNumberToObject(o, "v", 1);
 	if (id != NULL)
 		cJSON_AddStringToObject(o, "id", id);
@@ -260,17 +330,14 @@ static size_t bridge_answer(struct bridge *b, int fd, const char *id, const stru
 			cJSON_AddBoolToObject(e, "retryable", 1);
 	}
 	text = cJSON_PrintUnformatted(o);
-	if (text != NULL && strlen(text) <= BRIDGE_MAX_RESPONSE) {
-		len = strlen(text);
-		request_frame_put(h, (uint32_t)len);
-		if (bridge_write_full(b, fd, h, 4) != 0 || bridge_write_full(b, fd, text, len) != 0)
-			len = 0;
-		else
-			len += 4;
+	if (text != NULL && (n = strlen(text)) <= BRIDGE_MAX_RESPONSE && (frame = malloc(n + 4)) != NULL) {
+		request_frame_put((unsigned char *)frame, (uint32_t)n);
+		memcpy(frame + 4, text, n);
+		*len = n + 4;
 	}
 	free(text);
 	cJSON_Delete(o);
-	return len;
+	return frame;
 }
 
 /* --- identity and audit ---------------------------------------------- */
@@ -299,146 +366,263 @@ struct call_record {
 	uint64_t ms;
 };
 
+/* cJSON's adders return NULL when out of memory: each result goes through
+ * need(), so a line that lost a member is never written as if whole. */
+static void need(int *bad, const void *added)
+{
+	if (added == NULL)
+		*bad = 1;
+}
+
+/* Adds it (owned; NULL counts as out of memory) under key. */
+static void need_item(int *bad, cJSON *o, const char *key, cJSON *it)
+{
+	if (it == NULL || !cJSON_AddItemToObject(o, key, it)) {
+		cJSON_Delete(it);
+		*bad = 1;
+	}
+}
+
+static void need_str(int *bad, cJSON *o, const char *key, const char *s)
+{
+	need(bad, s != NULL ? cJSON_AddStringToObject(o, key, s) : cJSON_AddNullToObject(o, key));
+}
+
 /* Who ran the tool and what its cgroup saw: "identity" {kind, uid, gid}
  * and "cgroup", "none" when the call had none (then only its process
  * group was killed, which a setsid() escapes). */
-static void bridge_audit_exec(cJSON *line, const struct verdict *v)
+static void bridge_audit_exec(cJSON *line, const struct verdict *v, int *bad)
 {
 	cJSON *id = cJSON_AddObjectToObject(line, "identity"), *cg;
 
-	if (id != NULL) {
-		cJSON_AddStringToObject(id, "kind", v->run_as ? v->run_as : "?");
-		if (v->ids_set) {
-			cJSON_AddNumberToObject(id, "uid", (double)v->uid);
-			cJSON_AddNumberToObject(id, "gid", (double)v->gid);
-		}
+	need(bad, id);
+	need(bad, cJSON_AddStringToObject(id, "kind", v->run_as ? v->run_as : "?"));
+	if (v->ids_set) {
+		need(bad, cJSON_AddNumberToObject(id, "uid", (double)v->uid));
+		need(bad, cJSON_AddNumberToObject(id, "gid", (double)v->gid));
 	}
 	if (!v->cg_tried || (v->cg_mem == CG_NONE && v->cg_pids == CG_NONE)) {
-		cJSON_AddStringToObject(line, "cgroup", "none");
+		need(bad, cJSON_AddStringToObject(line, "cgroup", "none"));
 		return;
 	}
 	cg = cJSON_AddObjectToObject(line, "cgroup");
-	if (cg == NULL)
-		return;
-	cJSON_AddStringToObject(cg, "memory", cgroup_kind_name(v->cg_mem));
-	cJSON_AddStringToObject(cg, "pids", cgroup_kind_name(v->cg_pids));
+	need(bad, cg);
+	need(bad, cJSON_AddStringToObject(cg, "memory", cgroup_kind_name(v->cg_mem)));
+	need(bad, cJSON_AddStringToObject(cg, "pids", cgroup_kind_name(v->cg_pids)));
 	if (v->cgu_ok) {
-		cJSON_AddNumberToObject(cg, "memoryPeakBytes", (double)v->cgu.mem_peak);
-		cJSON_AddBoolToObject(cg, "memoryLimitHit", v->cgu.mem_limit_hit);
-		cJSON_AddBoolToObject(cg, "oomKill", v->cgu.oom_killed);
-		cJSON_AddBoolToObject(cg, "pidsLimitHit", v->cgu.pids_max_hit);
+		need(bad, cJSON_AddNumberToObject(cg, "memoryPeakBytes", (double)v->cgu.mem_peak));
+		need(bad, cJSON_AddBoolToObject(cg, "memoryLimitHit", v->cgu.mem_limit_hit));
+		need(bad, cJSON_AddBoolToObject(cg, "oomKill", v->cgu.oom_killed));
+		need(bad, cJSON_AddBoolToObject(cg, "pidsLimitHit", v->cgu.pids_max_hit));
 	}
 	if (v->cg_left)
-		cJSON_AddBoolToObject(cg, "removed", 0);
+		need(bad, cJSON_AddBoolToObject(cg, "removed", 0));
 }
 
-/* One audit line and, for a call of the program (call set), one toolCalls
- * entry counted against BRIDGE_MAX_CALLS.  The audit line carries the
+/* One audit line, whole, or NULL when out of memory.  It carries the
  * identity of the request and the parameter names, never their values:
  * params may hold personal data, and the tool's own log is the place for
- * them. */
-static void bridge_record(struct bridge *b, const struct call_record *cr, const struct verdict *v, int call)
+ * them.  decision: "allowed" when every check passed and the tool ran,
+ * also when its answer is then withheld as in_doubt (it may have acted);
+ * "denied" when a check or the tool's failure decided. */
+static cJSON *bridge_audit_line(const struct bridge *b, const struct call_record *cr, const struct verdict *v)
 {
-	cJSON *line = cJSON_CreateObject(), *entry = NULL, *names, *ctx;
-	char ts[40], *text = NULL;
+	cJSON *line = cJSON_CreateObject(), *names, *ctx;
+	char ts[40];
 	struct timespec now;
 	struct tm tm;
+	int bad = line == NULL;
 
-	if (line == NULL)
-		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03dZ", (int)(now.tv_nsec / 1000000));
-	cJSON_AddStringToObject(line, "time", ts);
-	cJSON_AddStringToObject(line, "executionId", b->cfg.exec_id);
-	cJSON_AddStringToObject(line, "app", b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "");
-	cJSON_AddStringToObject(line, "agent", b->cfg.agent ? b->cfg.agent : "");
-	cJSON_AddStringToObject(line, "tenant", ctx_str(b, "tenant"));
-	cJSON_AddStringToObject(line, "project", ctx_str(b, "project"));
-	cJSON_AddStringToObject(line, "user", ctx_str(b, "user"));
-	cJSON_AddStringToObject(line, "session", ctx_str(b, "session"));
+	need_str(&bad, line, "time", ts);
+	need_str(&bad, line, "executionId", b->cfg.exec_id);
+	need_str(&bad, line, "app", b->cfg.pol->meta.app ? b->cfg.pol->meta.app : "");
+	need_str(&bad, line, "agent", b->cfg.agent ? b->cfg.agent : "");
+	need_str(&bad, line, "tenant", ctx_str(b, "tenant"));
+	need_str(&bad, line, "project", ctx_str(b, "project"));
+	need_str(&bad, line, "user", ctx_str(b, "user"));
+	need_str(&bad, line, "session", ctx_str(b, "session"));
 	ctx = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, "roles") : NULL;
-	cJSON_AddItemToObject(line, "roles", ctx ? cJSON_Duplicate(ctx, 1) : cJSON_CreateArray());
+	need_item(&bad, line, "roles", ctx ? cJSON_Duplicate(ctx, 1) : cJSON_CreateArray());
 	ctx = b->cfg.context ? cJSON_GetObjectItemCaseSensitive(b->cfg.context, "accounting") : NULL;
 	if (ctx != NULL)
-		cJSON_AddItemToObject(line, "accounting", cJSON_Duplicate(ctx, 1));
-	if (cr->id)
-		cJSON_AddStringToObject(line, "requestId", cr->id);
-	else
-		cJSON_AddNullToObject(line, "requestId");
-	if (cr->tool)
-		cJSON_AddStringToObject(line, "tool", cr->tool);
-	else
-		cJSON_AddNullToObject(line, "tool");
+		need_item(&bad, line, "accounting", cJSON_Duplicate(ctx, 1));
+	need_str(&bad, line, "requestId", cr->id);
+	need_str(&bad, line, "tool", cr->tool);
 	if (cr->message_id)
-		cJSON_AddStringToObject(line, "messageId", cr->message_id);
-	cJSON_AddStringToObject(line, "decision", v->code ? "denied" : "allowed");
-	cJSON_AddStringToObject(line, "check", v->check);
+		need_str(&bad, line, "messageId", cr->message_id);
+	need_str(&bad, line, "decision", v->code == NULL || v->doubt ? "allowed" : "denied");
+	need_str(&bad, line, "check", v->check);
 	if (v->code) {
-		cJSON_AddStringToObject(line, "code", v->code);
-		cJSON_AddStringToObject(line, "reason", v->reason ? v->reason : "");
-		cJSON_AddStringToObject(line, "message", v->audit[0] ? v->audit : v->message);
+		need_str(&bad, line, "code", v->code);
+		need_str(&bad, line, "reason", v->reason ? v->reason : "");
+		need_str(&bad, line, "message", v->audit[0] ? v->audit : v->message);
 		/* The tool's own words hold no secret (scrubbed) and are
 		 * bounded: 3 KiB at most. */
 		if (v->detail != NULL)
-			cJSON_AddItemToObject(line, "detail", cJSON_Duplicate(v->detail, 1));
+			need_item(&bad, line, "detail", cJSON_Duplicate(v->detail, 1));
 		if (v->retryable)
-			cJSON_AddBoolToObject(line, "retryable", 1);
+			need(&bad, cJSON_AddBoolToObject(line, "retryable", 1));
 	}
+	if (v->unrecorded)
+		need(&bad, cJSON_AddBoolToObject(line, "recorded", 0));
 	if (v->replayed)
-		cJSON_AddBoolToObject(line, "replayed", 1);
+		need(&bad, cJSON_AddBoolToObject(line, "replayed", 1));
 	/* Only names the signature declares: a refused call's names are the
 	 * caller's text, and would let the sandbox write what it likes into
 	 * the log. */
 	names = cJSON_AddArrayToObject(line, "paramNames");
-	for (const cJSON *p = cr->params && v->params_known ? cr->params->child : NULL; p != NULL; p = p->next)
-		cJSON_AddItemToArray(names, cJSON_CreateString(p->string));
-	if (v->exec_meta)
-		bridge_audit_exec(line, v);
-	cJSON_AddNumberToObject(line, "durationMs", (double)cr->ms);
-	cJSON_AddNumberToObject(line, "toolMs", (double)v->tool_ms);
-	cJSON_AddNumberToObject(line, "requestBytes", (double)cr->req_bytes);
-	cJSON_AddNumberToObject(line, "responseBytes", (double)cr->resp_bytes);
-	text = cJSON_PrintUnformatted(line);
+	need(&bad, names);
+	for (const cJSON *p = cr->params && v->params_known ? cr->params->child : NULL; p != NULL; p = p->next) {
+		cJSON *name = cJSON_CreateString(p->string);
 
-	/* The result's entry: the same decision without the identity the
-	 * caller already knows. */
-	entry = call ? cJSON_CreateObject() : NULL;
-	if (entry != NULL) {
-		static const char *const keep[] = { "requestId", "tool", "messageId", "decision", "check", "code",
-						    "reason", "replayed", "durationMs", "toolMs" };
-
-		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-			const cJSON *it = cJSON_GetObjectItemCaseSensitive(line, keep[i]);
-
-			if (it != NULL)
-				cJSON_AddItemToObject(entry, keep[i], cJSON_Duplicate(it, 1));
+		if (name == NULL || !cJSON_AddItemToArray(names, name)) {
+			cJSON_Delete(name);
+			bad = 1;
 		}
 	}
-	pthread_mutex_lock(&b->mu);
-	if (text != NULL && b->cfg.audit_fd >= 0) {
-		size_t len = strlen(text);
+	if (v->exec_meta)
+		bridge_audit_exec(line, v, &bad);
+	need(&bad, cJSON_AddNumberToObject(line, "durationMs", (double)cr->ms));
+	need(&bad, cJSON_AddNumberToObject(line, "toolMs", (double)v->tool_ms));
+	need(&bad, cJSON_AddNumberToObject(line, "requestBytes", (double)cr->req_bytes));
+	need(&bad, cJSON_AddNumberToObject(line, "responseBytes", (double)cr->resp_bytes));
+	if (bad) {
+		cJSON_Delete(line);
+		return NULL;
+	}
+	return line;
+}
 
-		/* One write of the line and its newline: O_APPEND keeps lines
-		 * whole between the call threads. */
+/*
+ * Appends one line (text, NULL when it could not be built) to the audit,
+ * whole or not at all: O_APPEND keeps lines whole between the call
+ * threads, and a write cut short (a full disk) is cut off again, so the
+ * file stays one JSON object a line.  sync: made durable before the call's
+ * answer goes out (fdatasync), for a line of a tool that ran: the ledger
+ * commits its records the same way (synchronous=FULL), and a line in the
+ * page cache alone is lost with the host.  A refusal's line is not synced
+ * one by one (a loop of refusals would pay a disk flush each);
+ * bridge_stop() syncs the whole audit once, and its failure fails the run
+ * too.  Returns 0, or -1 with the bridge faulted.
+ */
+static int bridge_audit_put(struct bridge *b, char *text, int sync)
+{
+	int fd = b->cfg.audit_fd, rc = -1, e = 0;
+	size_t len = text != NULL ? strlen(text) : 0, put = 0;
+	const char *why = NULL;
+
+	if (fd < 0)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	if (b->audit_broken)
+		why = "an earlier line could not be written";
+	else if (text == NULL)
+		why = "out of memory building the line";
+	else {
 		text[len] = '\n';
-		if (write(b->cfg.audit_fd, text, len + 1) < 0) {
-			/* an audit that cannot be written is noticed at the end:
-			 * the file is short of the result's list */
+		while (put < len + 1) {
+			ssize_t w = write(fd, text + put, len + 1 - put);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				e = w < 0 ? errno : ENOSPC;
+				break;
+			}
+			put += (size_t)w;
 		}
 		text[len] = '\0';
+		if (put == len + 1) {
+			b->audit_len += (off_t)put;
+			rc = 0;
+		} else {
+			b->audit_broken = 1;
+			if (put > 0 && ftruncate(fd, b->audit_len) != 0) {
+				/* the torn line stays; the run fails either way */
+			}
+		}
 	}
-	if (call)
-		b->ncalls++;
+	pthread_mutex_unlock(&b->mu);
+	if (rc == 0 && sync && fdatasync(fd) != 0) {
+		e = errno;
+		rc = -1;
+		pthread_mutex_lock(&b->mu);
+		b->audit_broken = 1;
+		pthread_mutex_unlock(&b->mu);
+	}
+	if (rc != 0)
+		bridge_fault(b, "audit", "an audit line (logs/tool-calls.jsonl) could not be written: %s",
+			     why != NULL ? why : strerror(e));
+	return rc;
+}
+
+/* Writes the call's audit line: 0, or -1 with the bridge faulted.  keep:
+ * NULL, or where the line goes (the caller's, for its toolCalls entry;
+ * NULL when it could not be built). */
+static int bridge_record(struct bridge *b, const struct call_record *cr, const struct verdict *v, cJSON **keep)
+{
+	cJSON *line = bridge_audit_line(b, cr, v);
+	char *text = line != NULL ? cJSON_PrintUnformatted(line) : NULL;
+	int rc = bridge_audit_put(b, text, v->started);
+
+	free(text);
+	if (keep != NULL)
+		*keep = line;
+	else
+		cJSON_Delete(line);
+	return rc;
+}
+
+/* One toolCalls entry, from the call's line: the same decision without
+ * the identity the caller already knows; counted against
+ * BRIDGE_MAX_CALLS.  line NULL (out of memory): counted, not listed. */
+static void bridge_list_call(struct bridge *b, const cJSON *line)
+{
+	static const char *const keep[] = { "requestId", "tool", "messageId", "decision", "check", "code",
+					    "reason", "recorded", "replayed", "durationMs", "toolMs" };
+	cJSON *entry = line != NULL ? cJSON_CreateObject() : NULL;
+
+	for (size_t i = 0; entry != NULL && i < sizeof(keep) / sizeof(keep[0]); i++) {
+		const cJSON *it = cJSON_GetObjectItemCaseSensitive(line, keep[i]);
+
+		if (it != NULL)
+			cJSON_AddItemToObject(entry, keep[i], cJSON_Duplicate(it, 1));
+	}
+	pthread_mutex_lock(&b->mu);
+	b->ncalls++;
 	if (entry != NULL && cJSON_GetArraySize(b->calls) < BRIDGE_MAX_LISTED_CALLS) {
 		cJSON_AddItemToArray(b->calls, entry);
 		entry = NULL;
 	}
 	pthread_mutex_unlock(&b->mu);
 	cJSON_Delete(entry);
-	free(text);
-	cJSON_Delete(line);
+}
+
+/* A call whose audit line could not be written: its answer cannot stand
+ * (no answer goes out without its record), and what replaces it must not
+ * say "did not run" of a tool that acted (outcome_call_unrecorded). */
+static void bridge_unrecorded(struct bridge *b, struct verdict *v)
+{
+	char why[512];
+	int acted = v->started || v->replayed;
+
+	/* Refused because the run had failed already: that answer stands. */
+	if (v->code != NULL && strcmp(v->check, "record") == 0)
+		return;
+	if (!bridge_fault_get(b, why, sizeof(why)))
+		snprintf(why, sizeof(why), "the audit failed");
+	verdict_withhold(v);
+	v->doubt = acted;
+	if (acted)
+		verdict_deny(v, "record", outcome_call_unrecorded(1), "audit",
+			     "%.300s: the tool ran and may have acted; a retry with the same message id gets the "
+			     "recorded answer if the ledger has one, and never runs it again", why);
+	else
+		verdict_deny(v, "record", outcome_call_unrecorded(0), "audit", "%.300s: the call did not run", why);
 }
 
 /* --- the checks ------------------------------------------------------ */
@@ -973,7 +1157,9 @@ static void bridge_replay_load(const char *text, struct verdict *v)
 {
 	static const char *const codes[] = { "tool_failed", "tool_timeout", "internal_error", "tool_denied" };
 	static const char *const checks[] = { "exec", "replay" };
-	cJSON *o = cJSON_Parse(text);
+	/* Answers are checked to be UTF-8 before they are recorded; one
+	 * recorded by an older cordon may not be, and is not passed on. */
+	cJSON *o = utf8_prefix(text, strlen(text)) == strlen(text) ? cJSON_Parse(text) : NULL;
 	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
 
 	v->replayed = 1;
@@ -996,7 +1182,9 @@ static void bridge_replay_load(const char *text, struct verdict *v)
 			v->detail = cJSON_DetachItemFromObjectCaseSensitive(o, "detail");
 		v->replayed = 1;
 	} else {
-		verdict_deny(v, "replay", "internal_error", "record", "the recorded answer is unreadable");
+		/* A done record means the tool ran: never "did not run". */
+		verdict_deny(v, "replay", "in_doubt", "unreadable",
+			     "the recorded answer cannot be read: the tool ran and may have acted; it is not run again");
 	}
 	cJSON_Delete(o);
 }
@@ -1123,19 +1311,33 @@ static void bridge_run_call(struct bridge *b, uint32_t t, const struct request *
 		return;
 	text = bridge_replay_text(v);
 	if (text == NULL || ledger_replay_finish(l, &lc, rq->message_id, text, err, sizeof(err)) != 0) {
-		cJSON_Delete(v->result);
-		v->result = NULL;
-		verdict_deny(v, "replay", "internal_error", "ledger", "the answer could not be recorded: %s",
-			     text ? err : "out of memory");
+		/* The tool ran: saying it did not (internal_error) would have a
+		 * platform send it again under a new id.  The record stays
+		 * pending, so a retry of this id is in_doubt too, never a
+		 * second run; the run fails at stage ledger. */
+		if (text == NULL)
+			snprintf(err, sizeof(err), "out of memory");
+		verdict_withhold(v);
+		v->doubt = v->unrecorded = 1;
+		verdict_deny(v, "replay", outcome_call_unrecorded(1), "unrecorded",
+			     "%s ran, but its answer could not be recorded (%.200s): it may have acted, and message %s "
+			     "is never run again",
+			     tool->id, err, rq->message_id);
+		bridge_fault(b, "ledger", "the answer of %s (message %s) could not be recorded: %.300s", tool->id,
+			     rq->message_id, err);
 	}
 	free(text);
 	return;
 give_up:
 	if (owned && ledger_replay_abandon(l, &lc, rq->message_id, err, sizeof(err)) != 0) {
-		/* The record stays pending: a retry finds it in doubt. */
-		v->retryable = 0;
+		/* The record stays pending: a retry finds it in doubt, though
+		 * the call did not act.  A record the ledger could not write
+		 * fails the run. */
+		verdict_withhold(v);
 		verdict_deny(v, "replay", "internal_error", "ledger", "the pending record could not be given up: %s",
 			     err);
+		bridge_fault(b, "ledger", "the pending record of %s (message %s) could not be given up: %.300s",
+			     tool->id, rq->message_id, err);
 	}
 }
 
@@ -1148,10 +1350,12 @@ static int bridge_serve_frame(struct bridge_conn *c)
 	int fd = c->fd;
 	unsigned char h[4];
 	uint32_t len;
-	char *body = NULL, why[256];
+	char *body = NULL, *frame = NULL, why[256];
 	struct request rq = { 0 };
 	struct verdict v = { 0 };
 	struct call_record cr = { 0 };
+	cJSON *line = NULL;
+	size_t flen = 0;
 	uint64_t start;
 	int r = bridge_read_full(b, fd, h, 4, &c->idle), rc = -1, quiet = 0;
 	uint64_t max = b->cfg.pol->limits.max_tool_request_bytes;
@@ -1213,6 +1417,13 @@ static int bridge_serve_frame(struct bridge_conn *c)
 	cr.tool = rq.tool;
 	cr.message_id = rq.message_id;
 	cr.params = rq.params;
+	/* A run that lost a record runs nothing more: no tool acts without
+	 * its audit line, and the run already ends as an error. */
+	if (bridge_fault_get(b, why, sizeof(why))) {
+		verdict_deny(&v, "record", "internal_error", "run_failed",
+			     "this run has failed and runs no more calls: %.200s", why);
+		goto answer;
+	}
 	{
 		uint32_t t = bridge_check_call(b, &rq, &v);
 
@@ -1225,19 +1436,31 @@ answer:
 	 * refusal came after a whole frame, and the connection goes on. */
 	rc = v.code != NULL && (strcmp(v.check, "frame") == 0 || strcmp(v.check, "token") == 0) ? -1 : 0;
 	if (quiet) {
-		bridge_answer(b, fd, NULL, &v);
-		goto out;
+		frame = bridge_answer_frame(NULL, &v, &flen);
+		goto send;
 	}
 	cr.id = rq.id; /* a shape refusal may know it: the audit line names what the answer names */
-	cr.resp_bytes = bridge_answer(b, fd, rq.id, &v);
-	/* An answer that could not be sent leaves the client waiting for
-	 * bytes that will not come: end the connection so it sees EOF. */
-	if (cr.resp_bytes == 0)
-		rc = -1;
+	frame = bridge_answer_frame(rq.id, &v, &flen);
+	cr.resp_bytes = flen;
 	cr.ms = bridge_now_ms() - start;
-	bridge_record(b, &cr, &v, 1);
-out:
+	/* The line first: an answer whose record failed is never sent. */
+	if (bridge_record(b, &cr, &v, &line) != 0) {
+		bridge_unrecorded(b, &v);
+		cJSON_Delete(line);
+		line = bridge_audit_line(b, &cr, &v);
+		free(frame);
+		frame = bridge_answer_frame(rq.id, &v, &flen);
+	}
+	bridge_list_call(b, line);
+send:
+	/* An answer that could not be built or sent leaves the client
+	 * waiting for bytes that will not come: end the connection so it
+	 * sees EOF. */
+	if (frame == NULL || bridge_write_full(b, fd, frame, flen) != 0)
+		rc = -1;
 	__atomic_store_n(&c->last_ms, bridge_now_ms(), __ATOMIC_RELEASE);
+	cJSON_Delete(line);
+	free(frame);
 	cJSON_Delete(v.result);
 	cJSON_Delete(v.detail);
 	request_free(&rq);
@@ -1268,15 +1491,49 @@ static void bridge_refuse_peer(struct bridge *b, int fd, const char *why)
 {
 	struct verdict v = { 0 };
 	struct call_record cr = { 0 };
+	char *frame;
 	unsigned nth;
 
 	pthread_mutex_lock(&b->mu);
 	nth = ++b->peer_refusals;
 	pthread_mutex_unlock(&b->mu);
 	verdict_deny(&v, "peer", "unauthenticated", "peer", "%s", why);
-	cr.resp_bytes = bridge_answer(b, fd, NULL, &v);
+	frame = bridge_answer_frame(NULL, &v, &cr.resp_bytes);
+	/* Its line first, as for a call; a line that fails faults the run. */
 	if (nth <= BRIDGE_MAX_PEER_LINES)
-		bridge_record(b, &cr, &v, 0);
+		bridge_record(b, &cr, &v, NULL);
+	if (frame != NULL && bridge_write_full(b, fd, frame, cr.resp_bytes) != 0) {
+		/* the peer went away; it was refused either way */
+	}
+	free(frame);
+}
+
+/*
+ * A connection of the executor that gets no thread (pthread_create
+ * failed: out of memory, or the pids limit of the supervisor's cgroup) is
+ * still one of the program's calls: it is answered internal_error from the
+ * acceptor, before its request is read (so with id null), and gets its
+ * audit line and toolCalls entry, instead of a silent close the program
+ * could not tell from a crash.
+ */
+static void bridge_refuse_unserved(struct bridge *b, int fd, int err)
+{
+	struct verdict v = { 0 };
+	struct call_record cr = { 0 };
+	cJSON *line = NULL;
+	char *frame;
+
+	verdict_deny(&v, "frame", "internal_error", "threads",
+		     "the supervisor could not start a thread for this connection (%s): the call did not run",
+		     strerror(err));
+	frame = bridge_answer_frame(NULL, &v, &cr.resp_bytes);
+	bridge_record(b, &cr, &v, &line);
+	bridge_list_call(b, line);
+	if (frame != NULL && bridge_write_full(b, fd, frame, cr.resp_bytes) != 0) {
+		/* the program went away; its call was refused either way */
+	}
+	free(frame);
+	cJSON_Delete(line);
 }
 
 /*
@@ -1348,7 +1605,7 @@ static void *bridge_accept_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = b->listen_fd, .events = POLLIN }, { .fd = b->stop_fd, .events = POLLIN } };
 		char why[256];
-		int fd, slot;
+		int fd, slot, e;
 
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
@@ -1364,16 +1621,22 @@ static void *bridge_accept_main(void *arg)
 			continue;
 		}
 		fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			/* Out of fds or memory: the connection waits in the
+			 * backlog; look again shortly rather than spin. */
+			if (errno != EINTR && errno != ECONNABORTED && poll(&pfd[1], 1, 10) > 0)
+				break;
 			continue;
+		}
 		if (!bridge_peer_ok(b, fd, why, sizeof(why))) {
 			bridge_refuse_peer(b, fd, why);
 			close(fd);
 			continue;
 		}
 		b->conns[slot] = (struct bridge_conn){ .b = b, .fd = fd, .used = 1, .last_ms = bridge_now_ms() };
-		if (pthread_create(&b->conns[slot].thread, NULL, bridge_conn_main, &b->conns[slot]) != 0) {
+		if ((e = pthread_create(&b->conns[slot].thread, NULL, bridge_conn_main, &b->conns[slot])) != 0) {
 			b->conns[slot].used = 0;
+			bridge_refuse_unserved(b, fd, e);
 			close(fd);
 		}
 	}
@@ -1403,6 +1666,10 @@ int bridge_start(const struct bridge_cfg *cfg, int *listen_fd, struct bridge **o
 		goto fail;
 	}
 	b->child_pidns = st.st_ino;
+	/* Lines are appended after what the file holds (nothing, when the
+	 * sandbox made it): a torn line is cut back to here. */
+	if (cfg->audit_fd >= 0 && fstat(cfg->audit_fd, &st) == 0)
+		b->audit_len = st.st_size;
 	if (b->stop_fd < 0 || b->calls == NULL) {
 		snprintf(err, n, "bridge: %s", strerror(errno ? errno : ENOMEM));
 		goto fail;
@@ -1450,10 +1717,14 @@ void bridge_stop(struct bridge *b)
 		struct verdict v = { 0 };
 		struct call_record cr = { 0 };
 
+		cJSON *line = NULL;
+
 		verdict_deny(&v, "frame", "bad_request", "too_many_calls",
 			     "%u more calls were refused past %d, without a line each", b->dropped, BRIDGE_MAX_CALLS);
 		b->dropped = 0;
-		bridge_record(b, &cr, &v, 1);
+		bridge_record(b, &cr, &v, &line);
+		bridge_list_call(b, line);
+		cJSON_Delete(line);
 	}
 	if (b->peer_refusals > BRIDGE_MAX_PEER_LINES && !b->peer_summarized) {
 		struct verdict v = { 0 };
@@ -1463,8 +1734,26 @@ void bridge_stop(struct bridge *b)
 			     "%u connections were refused at the peer check in all, the first %d with a line each",
 			     b->peer_refusals, BRIDGE_MAX_PEER_LINES);
 		b->peer_summarized = 1;
-		bridge_record(b, &cr, &v, 0);
+		bridge_record(b, &cr, &v, NULL);
 	}
+	/* Every line on disk before the run's result says it ended: a write
+	 * the page cache took can still fail on its way to the disk (EIO,
+	 * or ENOSPC on a file system that allocates late). */
+	if (!b->audit_synced && b->cfg.audit_fd >= 0) {
+		b->audit_synced = 1;
+		if (fdatasync(b->cfg.audit_fd) != 0)
+			bridge_fault(b, "audit", "the audit (logs/tool-calls.jsonl) could not be made durable: %s",
+				     strerror(errno));
+	}
+}
+
+int bridge_failed(const struct bridge *b, char *stage, size_t sn, char *msg, size_t mn)
+{
+	if (b == NULL || !b->faulted)
+		return 0;
+	snprintf(stage, sn, "%s", b->fault_stage);
+	snprintf(msg, mn, "%s", b->fault_msg);
+	return 1;
 }
 
 cJSON *bridge_calls_json(const struct bridge *b)

@@ -74,6 +74,15 @@ int bridge_start(const struct bridge_cfg *cfg, int *listen_fd, struct bridge **o
  * for the threads.  Safe on NULL. */
 void bridge_stop(struct bridge *b);
 
+/* A record the bridge could not write (an audit line: stage "audit"; the
+ * ledger's copy of an answer, or giving up a pending record: "ledger"):
+ * 1 with the stage and the message, the first fault of the run; 0 when
+ * every record was written (or for NULL).  The call it happened to was
+ * answered in_doubt when its tool acted, internal_error when not, and
+ * every later call was refused.  After stop (stop syncs the audit, and a
+ * failed sync is a fault too). */
+int bridge_failed(const struct bridge *b, char *stage, size_t sn, char *msg, size_t mn);
+
 /* The calls for the run's result (toolCalls); caller frees.  After stop. */
 cJSON *bridge_calls_json(const struct bridge *b);
 

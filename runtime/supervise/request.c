@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 
+#include "common/utf8.h"
 #include "runtime/json_strict.h"
 #include "runtime/supervise/request.h"
 
@@ -40,6 +41,7 @@ enum request_fault request_parse(const char *text, size_t len, const char *want,
 	char *buf = NULL;
 	const char *end = NULL;
 	const cJSON *tok, *it;
+	size_t at;
 	enum request_fault f = REQUEST_MALFORMED;
 
 	memset(rq, 0, sizeof(*rq));
@@ -49,6 +51,12 @@ enum request_fault request_parse(const char *text, size_t len, const char *want,
 	}
 	if (json_nul_escape_at(text, len) != len) {
 		snprintf(why, n, "\\u0000 in a string");
+		goto out;
+	}
+	/* JSON is UTF-8 (RFC 8259): cJSON passes other bytes through, and
+	 * they would reach the tool, its answer and the audit undecodable. */
+	if ((at = utf8_prefix(text, len)) != len) {
+		snprintf(why, n, "not UTF-8 at byte %zu", at);
 		goto out;
 	}
 	buf = malloc(len + 1);

@@ -934,6 +934,14 @@ static int te_scan_answer(const char *s, size_t len, char *why, size_t n)
 		snprintf(why, n, "the output has a \\u0000 escape at offset %zu; a NUL in a string is refused", at);
 		return -1;
 	}
+	/* JSON is UTF-8: cJSON passes other bytes through, so the answer,
+	 * and the recorded copy every retry of its message id gets, would
+	 * not decode at the client.  The tool ran: a refusal here is its
+	 * failure (tool_failed), recorded as such. */
+	if ((at = utf8_prefix(s, len)) != len) {
+		snprintf(why, n, "the output is not UTF-8 at offset %zu", at);
+		return -1;
+	}
 	return 0;
 }
 

@@ -105,7 +105,8 @@ SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counte
             "test.unset_secret", "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter",
             "test.late_secret", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once",
             "test.whoami", "test.whoami_supervisor",
-            "test.escape", "test.escape_hang", "test.escape_long", "test.hog", "test.forker", "test.untrusted"]
+            "test.escape", "test.escape_hang", "test.escape_long", "test.hog", "test.forker", "test.untrusted",
+            "test.bad_utf8", "test.arm_counter"]
 CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
        "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
 # the fixed calls of selection and role: every tool selected, role admin held
@@ -120,14 +121,14 @@ class Run(harness.RunExecution):
     directly so self.p.pid is the supervisor."""
 
     def __init__(self, name, program, params, blob="main", context=CTX, agent="bridge", state=None,
-                 secrets_file=None):
+                 secrets_file=None, env=None, rd=None):
         self.name = name
-        self.rd = os.path.join(RUNS, name)
+        self.rd = rd or os.path.join(RUNS, name)
         self.state = state or os.path.join(W, "state-" + name)
         super().__init__(S, S.blobs[blob], os.path.join(HERE, "programs", program + ".py"),
                          [TLIB, ("params.json", json.dumps(params))], context=context, agent=agent,
                          run_dir=self.rd, state_dir=self.state, secrets_file=secrets_file,
-                         env={"BRIDGE_ENV_SECRET": ENV_SECRET, "BRIDGE_HOST_ONLY": HOST_ONLY})
+                         env=dict({"BRIDGE_ENV_SECRET": ENV_SECRET, "BRIDGE_HOST_ONLY": HOST_ONLY}, **(env or {})))
 
     def wait(self, limit=60):
         super().wait(limit)
@@ -196,7 +197,9 @@ def audit_line_faults(ln):
     """What an audit line lacks (docs/bridge.md, Audit): every field, and
     code, reason and message exactly when it is a refusal."""
     bad = ["no %s" % k for k in AUDIT_FIELDS if k not in ln]
-    denied = ln.get("decision") == "denied"
+    # a tool that ran and whose answer is withheld as in_doubt is allowed
+    # with a code (docs/bridge.md, Audit)
+    denied = ln.get("decision") == "denied" or ln.get("code") == "in_doubt"
     if ln.get("decision") not in ("allowed", "denied"):
         bad.append("decision %r" % ln.get("decision"))
     bad += ["%s %s" % ("no" if denied else "an allowed call with", k) for k in ("code", "reason", "message")
@@ -1361,13 +1364,17 @@ DUP_FRAMES = 20
 DUP_BOUND_MS = 1000
 
 
+def asan_lib():
+    """The ASan runtime a SAN=1 cordon links (dynamically: the binary
+    itself does not hold the name), or ""."""
+    p = subprocess.run(["ldd", CORDON], capture_output=True, text=True)
+    libs = [ln.split("=>")[1].split()[0] for ln in p.stdout.splitlines() if "libasan" in ln and "=>" in ln]
+    return libs[0] if libs else ""
+
+
 def asan_build():
     """A SAN=1 cordon: the time bounds allow for its slowdown."""
-    try:
-        with open(CORDON, "rb") as f:
-            return b"AddressSanitizer" in f.read()
-    except OSError:
-        return False
+    return asan_lib() != ""
 
 
 def check_dup_keys():
@@ -1606,6 +1613,300 @@ def check_killed_supervisor_tools():
          "pid %s outlived the SIGKILLed supervisor; gone after the next cordon run" % survived)
 
 
+# --- records before answers (issue 15) ------------------------------------
+# A call's audit line (and a side-effect tool's ledger record) is written
+# before its answer; a record that cannot be written fails the call (in_doubt
+# when its tool acted, else internal_error) and the run (status error, the
+# stage named), and no later call runs.  Faults come from faults/shim.c,
+# preloaded into cordon (both modes), or from a full tmpfs (root).
+
+SHIM = os.path.join(W, "shim.so")
+
+
+def build_shim():
+    p = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", SHIM, os.path.join(HERE, "faults", "shim.c"), "-ldl"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("bridge: cannot build faults/shim.c: %s" % p.stderr)
+
+
+def preload_first():
+    """What must come before the shim in LD_PRELOAD: an ASan build's
+    runtime library insists on being first."""
+    return asan_lib() + " " if asan_build() else ""
+
+
+def shim_env(**kw):
+    return dict({"LD_PRELOAD": preload_first() + SHIM}, **{"SHIM_" + k: str(v) for k, v in kw.items()})
+
+
+def run_error_faults(r, where):
+    """A run that lost a record: status error naming where, exit 125, the
+    program's own exit (0) still reported, supervisor.log saying why."""
+    bad = []
+    err = r.res.get("error") or {}
+    if r.res.get("status") != "error" or (err.get("details") or {}).get("where") != where or \
+       err.get("code") != "sandbox_execution_failed":
+        bad.append("result %s/%s, want error at %s" % (r.res.get("status"), json.dumps(err)[:200], where))
+    if r.rc != 125:
+        bad.append("exit %s, want 125" % r.rc)
+    if r.res.get("exitCode") != 0:
+        bad.append("the program's exitCode %r is not reported" % r.res.get("exitCode"))
+    try:
+        with open(os.path.join(r.rd, "logs", "supervisor.log")) as f:
+            log = f.read()
+    except OSError as e:
+        log = str(e)
+    if "record lost at %s" % where.rsplit(".", 1)[1] not in log or "exit 125" not in log:
+        bad.append("supervisor.log: %r" % log[-200:])
+    return bad
+
+
+def whole_lines(rd):
+    """The audit file's lines, each one JSON object, none torn."""
+    try:
+        with open(os.path.join(rd, "logs", "tool-calls.jsonl"), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if raw and not raw.endswith(b"\n"):
+        return None
+    try:
+        return [json.loads(x) for x in raw.decode().splitlines()]
+    except ValueError:
+        return None
+
+
+def check_audit_write_fails():
+    """The third audit line cannot be written (ENOSPC on tool-calls.jsonl):
+    that call's tool ran, so it is in_doubt, not internal_error; the two
+    after it are refused without running; the run is status error at
+    exec.harness.audit although the program exited 0.  Its answer was
+    recorded by the ledger, so a retry in the next run gets it.  Before
+    (issue 15): every call ok, status succeeded, 2 of 5 lines on disk."""
+    mids = [uniq("auditfail-%d" % i) for i in range(5)]
+    state = os.path.join(W, "state-auditfail")
+    calls = [req("test.counter", {"item": "tea"}, messageId=m) for m in mids]
+    r = Run("auditfail", "calls", {"calls": calls}, state=state,
+            env=shim_env(PATH="tool-calls.jsonl", AFTER=2)).wait()
+    a = [one_answer(r, i) for i in range(5)]
+    bad = run_error_faults(r, "exec.harness.audit")
+    for i, want in enumerate([("ok", None), ("ok", None), ("in_doubt", "record"), ("internal_error", "record"),
+                              ("internal_error", "record")]):
+        if err_of(a[i]) != want:
+            bad.append("call %d: %s, want %s" % (i + 1, json.dumps(a[i])[:200], want))
+    ran = [len(counter_lines(m)) for m in mids]
+    if ran != [1, 1, 1, 0, 0]:
+        bad.append("executions per call %s, want [1, 1, 1, 0, 0]" % ran)
+    lines = whole_lines(r.rd)
+    if lines is None or [ln.get("messageId") for ln in lines] != mids[:2]:
+        bad.append("audit file: %s" % (lines if lines is None else [ln.get("messageId") for ln in lines]))
+    tc = r.res.get("toolCalls") or []
+    if len(tc) != 5 or (tc[2].get("decision"), tc[2].get("code")) != ("allowed", "in_doubt"):
+        bad.append("toolCalls %s" % json.dumps(tc)[:300])
+    r2 = Run("auditfail-retry", "calls", {"calls": [calls[2]]}, state=state).wait()
+    a2 = one_answer(r2)
+    if err_of(a2) != ("ok", None) or a2.get("replayed") is not True or len(counter_lines(mids[2])) != 1:
+        bad.append("the retry of call 3: %s, ran %d times" % (json.dumps(a2)[:200], len(counter_lines(mids[2]))))
+    emit(not bad, "audit_write_fails_run_error", "; ".join(bad) if bad else
+         "3rd line ENOSPC: call 3 in_doubt/record (its tool ran), 4 and 5 internal_error/record, not run; 2 whole "
+         "lines; status error at exec.harness.audit, exit 125, exitCode 0; the next run's retry of call 3: its "
+         "recorded answer, replayed")
+
+
+def check_ledger_unrecorded():
+    """The tool ran, then the ledger's disk was full when recording its
+    answer (ENOSPC on ledger.sqlite3* once the tool's own file exists):
+    in_doubt, audited allowed with recorded: false, the run status error at
+    exec.harness.ledger; the next call is refused; a retry in a later run is
+    in_doubt, never a second run.  Before (issue 15): internal_error, the
+    audit line "denied"."""
+    mid = uniq("unrecorded")
+    state = os.path.join(W, "state-unrecorded")
+    arm = os.path.join(DATA, "ledger-arm.log")
+    call = req("test.arm_counter", {"item": "salt"}, messageId=mid)
+    r = Run("unrecorded", "calls", {"calls": [call, req()]}, state=state,
+            env=shim_env(PATH="ledger.sqlite3", ARM=arm)).wait()
+    try:
+        with open(arm) as f:
+            ran = sum(1 for x in f if x.split(" ", 1)[0] == mid)
+        os.unlink(arm)
+    except OSError:
+        ran = 0
+    audit = Audit(r)
+    a0, a1 = one_answer(r), one_answer(r, 1)
+    l0, l1 = audit.take(a0), audit.take(a1)
+    bad = run_error_faults(r, "exec.harness.ledger")
+    if err_of(a0) != ("in_doubt", "replay"):
+        bad.append("the call: %s" % json.dumps(a0)[:300])
+    got = tuple((l0 or {}).get(k) for k in ("decision", "code", "check", "reason", "recorded"))
+    if got != ("allowed", "in_doubt", "replay", "unrecorded", False):
+        bad.append("its audit line %s" % (got,))
+    bad += ["the next call: %s" % b for b in judge(a1, l1, ("internal_error", "record", "run_failed"))]
+    r2 = Run("unrecorded-retry", "calls", {"calls": [call]}, state=state).wait()
+    a2 = one_answer(r2)
+    bad += ["the retry: %s" % b for b in judge(a2, Audit(r2).take(a2), ("in_doubt", "replay", "pending"))]
+    try:
+        with open(arm) as f:
+            ran += sum(1 for x in f if x.split(" ", 1)[0] == mid)
+    except OSError:
+        pass
+    if ran != 1:
+        bad.append("the tool ran %d times" % ran)
+    emit(not bad, "ledger_unrecorded_in_doubt", "; ".join(bad) if bad else
+         "answer unrecordable (ENOSPC): in_doubt/replay, audit allowed/in_doubt/unrecorded recorded:false; next "
+         "call internal_error/record/run_failed; status error at exec.harness.ledger, exit 125; retry in a later "
+         "run in_doubt/replay/pending; ran once")
+
+
+def check_answer_not_utf8():
+    """A side-effect tool answers a string with the byte 0xFF: refused as
+    tool_failed/exec bad_answer (the tool ran), and that failure is what is
+    recorded, so the repeat in the run and in a later one decodes.  Before
+    (issue 15): the answer and every retry were not UTF-8 (calls.py could not
+    decode them)."""
+    mid = uniq("utf8")
+    state = os.path.join(W, "state-utf8")
+    call = req("test.bad_utf8", {"item": "cafe"}, messageId=mid)
+    r = Run("utf8", "calls", {"calls": [call, call]}, state=state).wait()
+    r2 = Run("utf8-retry", "calls", {"calls": [call]}, state=state).wait()
+    audit = Audit(r)
+    a = [one_answer(r), one_answer(r, 1), one_answer(r2)]
+    bad = judge(a[0], audit.take(a[0]), ("tool_failed", "exec", "bad_answer"))
+    if "not UTF-8" not in (a[0].get("error") or {}).get("message", ""):
+        bad.append("the reason: %s" % json.dumps(a[0])[:200])
+    bad += ["repeat: %s" % b for b in judge(a[1], audit.take(a[1]), ("tool_failed", "replay", "recorded"))]
+    bad += ["later run: %s" % b for b in judge(a[2], Audit(r2).take(a[2]), ("tool_failed", "replay", "recorded"))]
+    if r.res.get("status") != "succeeded" or whole_lines(r.rd) is None:
+        bad.append(describe(r))
+    if len(counter_lines(mid)) != 1:
+        bad.append("the tool ran %d times" % len(counter_lines(mid)))
+    emit(not bad, "answer_not_utf8_recorded_decodable", "; ".join(bad) if bad else
+         "0xFF in the answer: tool_failed/exec/bad_answer %r; the repeat and a later run's retry: "
+         "tool_failed/replay/recorded, decodable; ran once" % (a[0].get("error") or {}).get("message", "")[:80])
+
+
+def check_thread_refused():
+    """pthread_create fails for every connection after the second (the
+    acceptor is the first thread): the calls are answered internal_error/
+    frame (reason threads) with an audit line and a toolCalls entry each.
+    Before (issue 15): the connection was closed, no answer, no line, and
+    the run succeeded as if nothing had been asked."""
+    calls = [req(), req(), req(), req()]
+    r = Run("threads", "calls", {"calls": calls}, env=shim_env(THREADS_AFTER=3)).wait()
+    audit = Audit(r)
+    a = [one_answer(r, i) for i in range(4)]
+    bad = []
+    for i, want in enumerate([("ok", "exec"), ("ok", "exec"), ("internal_error", "frame", "threads"),
+                              ("internal_error", "frame", "threads")]):
+        bad += ["call %d: %s" % (i + 1, b) for b in judge(a[i], audit.take(a[i]), want)]
+    if len(r.audit) != 4 or len(r.res.get("toolCalls") or []) != 4:
+        bad.append("%d audit lines, %d toolCalls, want 4 each" % (len(r.audit), len(r.res.get("toolCalls") or [])))
+    if r.res.get("status") != "succeeded":
+        bad.append(describe(r))
+    emit(not bad, "thread_refused_audited", "; ".join(bad) if bad else
+         "no thread for connections 3 and 4: internal_error/frame/threads answered, 4 audit lines and toolCalls "
+         "entries; the run succeeded (every call has its line)")
+
+
+def check_rundir_disk_full():
+    """The run directory on a 256 KiB tmpfs.  Full but two pages (the
+    program's copy) before the run: before (issue 15) status succeeded, exit 0, tool-calls.jsonl,
+    result.json and supervisor.log 0 bytes; now prepare fails (stage rundir)
+    before the program runs.  Filled while the program waits, then 300
+    refused calls (more than the audit's reservation): status error at
+    exec.harness.audit, every line on disk whole, later calls refused."""
+    if MODE != "root":
+        S.run_only("rundir_disk_full", "a tmpfs of its own needs root")
+        return
+    mnt = os.path.join(W, "small")
+    os.mkdir(mnt)
+    bad = []
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", mnt]).returncode != 0:
+        emit(False, "rundir_disk_full", "cannot mount a tmpfs on %s" % mnt)
+        return
+    try:
+        # room for the program's copy (calls.py: two pages), no more
+        with open(os.path.join(mnt, "fill"), "wb") as f:
+            f.write(b"\0" * (62 * 4096))
+        r = Run("full-before", "calls", {"calls": [req()]}, rd=os.path.join(mnt, "rd1")).wait()
+        err = r.res.get("error") or {}
+        if r.res.get("status") != "error" or (err.get("details") or {}).get("where") != "exec.harness.rundir" or \
+           r.rc != 125 or "stdout" in r.res:
+            bad.append("full before: %s, exit %s" % (json.dumps(r.res)[:300], r.rc))
+        os.unlink(os.path.join(mnt, "fill"))
+        shutil.rmtree(os.path.join(mnt, "rd1"), ignore_errors=True)
+        spec = dict(req(params={"text": "hi", "x": 1}), repeat=300)
+        r = Run("full-during", "calls", {"calls": [{"idle": 0, "pause": 2}, spec]}, rd=os.path.join(mnt, "rd2"))
+        code = wait_until(lambda: [d for d in os.listdir(os.path.join(mnt, "rd2", "executed_programs"))]
+                          if os.path.isdir(os.path.join(mnt, "rd2", "executed_programs")) else None, 10)
+        fd = os.open(os.path.join(mnt, "fill"), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        r.wait()
+        c = (r.calls() or [{}, {}])[-1]
+        lines = whole_lines(r.rd)
+        n = len(lines or [])
+        counts = c.get("counts") or {}
+        if not code:
+            bad.append("the run directory never had its program")
+        bad += ["full during: %s" % b for b in run_error_faults(r, "exec.harness.audit")]
+        if lines is None or not 0 < n < 300 or counts.get("invalid_params/params") != n or \
+           counts.get("internal_error/record") != 300 - n:
+            bad.append("full during: %s lines (whole: %s), answers %s" % (n, lines is not None, counts))
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+    emit(not bad, "rundir_disk_full", "; ".join(bad) if bad else
+         "full before the run: error at exec.harness.rundir, exit 125, the program never ran; filled during: the "
+         "first %d of 300 refusals audited (whole lines), the rest internal_error/record; status error at "
+         "exec.harness.audit, exit 125" % n)
+
+
+class EnvSuite:
+    """The suite as cordon serve sees it, with an environment of its own
+    (the shim; the other checks' runs keep theirs) and one blob (serve
+    holds one blob per app)."""
+
+    def __init__(self, suite, env, blobs):
+        self._s, self.env, self.blobs = suite, env, blobs
+
+    def __getattr__(self, k):
+        return getattr(self._s, k)
+
+
+def check_serve_audit_fails():
+    """The same through cordon serve (one sandbox lifecycle): every audit
+    line fails; the execution's result is status error at
+    exec.harness.audit, and the call in_doubt."""
+    try:
+        backend = harness.ServeBackend(EnvSuite(S, shim_env(PATH="tool-calls.jsonl", AFTER=0),
+                                                {"main": S.blobs["main"]}))
+    except RuntimeError as e:
+        emit(False, "serve_audit_fails_run_error", "cordon serve: %s" % e)
+        return
+    try:
+        x = backend.start("main", os.path.join(HERE, "programs", "calls.py"),
+                          [TLIB, ("params.json", json.dumps({"calls": [req()]}))], context=CTX, agent="bridge").wait()
+    finally:
+        backend.close()
+    res = x.res or {}
+    err = res.get("error") or {}
+    answer = ((res.get("result") or {}).get("calls") or [{}])[0].get("answer") or {}
+    bad = []
+    if x.http != 200 or res.get("status") != "error" or (err.get("details") or {}).get("where") != \
+       "exec.harness.audit" or res.get("exitCode") != 0:
+        bad.append("HTTP %s %s" % (x.http, json.dumps(res)[:300]))
+    if err_of(answer) != ("in_doubt", "record"):
+        bad.append("the call: %s" % json.dumps(answer)[:200])
+    emit(not bad, "serve_audit_fails_run_error", "; ".join(bad) if bad else
+         "cordon serve, every audit line ENOSPC: HTTP 200, status error at exec.harness.audit, exitCode 0; the "
+         "call in_doubt/record")
+
+
 def check_leftovers():
     try:
         with open(HANGLOG) as f:
@@ -1619,6 +1920,7 @@ def check_leftovers():
 def main():
     try:
         compile_blobs()
+        build_shim()
         checks = [lambda: check_allowed(check_table()), check_client, check_no_agent, check_stall, check_peer, check_peer_flood,
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
                   check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout,
@@ -1626,7 +1928,9 @@ def main():
                   check_replay_after_budget, check_replay_never_started, check_replay_budget_refused,
                   check_replay_wait_ends, check_too_many_calls, check_audit_names, check_answer_bound,
                   check_stop_no_line, check_dup_keys, check_tool_failure_retryable, check_tool_identity,
-                  check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools]
+                  check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools,
+                  check_audit_write_fails, check_ledger_unrecorded, check_answer_not_utf8, check_thread_refused,
+                  check_rundir_disk_full, check_serve_audit_fails]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]

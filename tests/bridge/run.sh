@@ -33,7 +33,7 @@ trap 'rm -rf "$T"' EXIT
 mkdir "$T/bin" "$T/policies" "$T/bridge" "$T/lib"
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$SRC"/policies/*.policy "$T/policies/" &&
-	cp -R "$B/programs" "$B/tools" "$B"/*.py "$B"/*.yaml "$B"/*.in "$T/bridge/" &&
+	cp -R "$B/programs" "$B/tools" "$B/faults" "$B"/*.py "$B"/*.yaml "$B"/*.in "$T/bridge/" &&
 	cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
 	{ echo "FAIL rootless setup: cannot copy the tree"; exit 1; }
 chmod -R a+rX,go-w "$T"

@@ -19,7 +19,7 @@
 
 static struct outcome run(enum sup_end end, int wstatus, int oom, size_t nviol)
 {
-	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated" };
+	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated", NULL, NULL };
 	struct outcome o;
 
 	outcome_classify(&in, &o);
@@ -103,12 +103,76 @@ static void test_supervisor_verdicts_win(void **state)
 	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
 }
 
+static struct outcome faulted(enum sup_end end, int wstatus, int oom, const char *stage, const char *msg)
+{
+	struct outcome_in in = { end, wstatus, oom, 0, "Terminated", stage, msg };
+	struct outcome o;
+
+	outcome_classify(&in, &o);
+	return o;
+}
+
+/* Issue 15: a full run-directory disk dropped every audit line and the
+ * run still said succeeded, exit 0.  A record that could not be written
+ * makes the run an error naming the stage, though the program exited 0,
+ * and its exit code stays reported. */
+static void test_full_rundir_audit_lost_is_error(void **state)
+{
+	struct outcome o = faulted(SUP_EXITED, EXITED(0), 0, "audit", "logs/tool-calls.jsonl: No space left on device");
+
+	(void)state;
+	assert_string_equal(o.status, "error");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_HARNESS);
+	assert_string_equal(o.error_code, "sandbox_execution_failed");
+	assert_string_equal(o.error_where, "exec.harness.audit");
+	assert_string_equal(o.error_message, "logs/tool-calls.jsonl: No space left on device");
+	assert_true(o.has_exit_code);
+	assert_int_equal(o.exit_code, 0);
+	o = faulted(SUP_EXITED, EXITED(0), 0, "ledger", NULL);
+	assert_string_equal(o.error_where, "exec.harness.ledger");
+	assert_non_null(o.error_message);
+	/* no fault: no where */
+	o = faulted(SUP_EXITED, EXITED(0), 0, NULL, NULL);
+	assert_string_equal(o.status, "succeeded");
+	assert_string_equal(o.error_where, "");
+}
+
+/* A lost record wins over the supervisor's verdicts and the OOM kill: a
+ * timed-out run whose audit was lost is reported as the error. */
+static void test_fault_wins_over_verdicts(void **state)
+{
+	static const enum sup_end ends[] = { SUP_TIMED_OUT, SUP_CANCELLED, SUP_WS_BREACH, SUP_EXITED };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		struct outcome o = faulted(ends[i], KILLED(SIGKILL), 1, "rundir", "result.json: Input/output error");
+
+		assert_string_equal(o.status, "error");
+		assert_int_equal(o.exit_code_run, OUTCOME_EXIT_HARNESS);
+		assert_string_equal(o.error_where, "exec.harness.rundir");
+		assert_string_equal(o.signal, "KILL");
+	}
+}
+
+/* Issue 15: a tool that ran, then its answer could not be recorded, was
+ * answered internal_error ("did not run"), and a platform would send it
+ * again under a new id.  A call that acted is in_doubt. */
+static void test_ran_unrecorded_is_in_doubt(void **state)
+{
+	(void)state;
+	assert_string_equal(outcome_call_unrecorded(1), "in_doubt");
+	assert_string_equal(outcome_call_unrecorded(0), "internal_error");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_succeeded),	   cmocka_unit_test(test_program_failed),
 		cmocka_unit_test(test_killed_by_signal),   cmocka_unit_test(test_output_contract),
 		cmocka_unit_test(test_oom),		   cmocka_unit_test(test_supervisor_verdicts_win),
+		cmocka_unit_test(test_full_rundir_audit_lost_is_error),
+		cmocka_unit_test(test_fault_wins_over_verdicts),
+		cmocka_unit_test(test_ran_unrecorded_is_in_doubt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,6 +86,22 @@ static void test_request_malformed(void **state)
 	}
 }
 
+/* Issue 15: bytes that are not UTF-8 passed cJSON into params, and from
+ * there into the tool's input, its answer and the audit, undecodable. */
+static void test_request_invalid_utf8_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(fault_of("{\"v\":1,\"token\":\"" TOKEN "\",\"id\":\"r\",\"tool\":\"a.b\","
+				  "\"params\":{\"s\":\"caf\xc3\xa9\"}}"),
+			 REQUEST_OK);
+	assert_int_equal(fault_of("{\"v\":1,\"token\":\"" TOKEN "\",\"id\":\"r\",\"tool\":\"a.b\","
+				  "\"params\":{\"s\":\"caf\xe9\"}}"),
+			 REQUEST_MALFORMED);
+	assert_int_equal(fault_of("{\"v\":1,\"token\":\"" TOKEN "\",\"id\":\"r\",\"tool\":\"a.b\","
+				  "\"params\":{\"\xc0\xae\":1}}"),
+			 REQUEST_MALFORMED);
+}
+
 static void test_request_token_first(void **state)
 {
 	(void)state;
@@ -177,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_request_good),       cmocka_unit_test(test_request_malformed),
 		cmocka_unit_test(test_request_token_first), cmocka_unit_test(test_request_shape),
 		cmocka_unit_test(test_request_frame_header), cmocka_unit_test(test_request_many_keys_fast),
+		cmocka_unit_test(test_request_invalid_utf8_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

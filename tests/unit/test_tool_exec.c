@@ -1185,6 +1185,26 @@ static void test_parse_refusals(void **state)
 	REFUSED("[[[{\"x\": {\"y\": 1, \"y\": 1}}]]]", "key \"y\" twice in the object at /0/0/0/x");
 }
 
+/* Issue 15: an answer with invalid UTF-8 was recorded, and every retry of
+ * its message id then failed to decode at the client.  It is refused
+ * (the bridge answers tool_failed, reason bad_answer); well-formed
+ * multibyte text passes. */
+static void test_answer_invalid_utf8_refused(void **state)
+{
+	char why[256];
+	cJSON *v = parse("{\"s\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}", 23, why, sizeof(why));
+
+	(void)state;
+	if (v == NULL)
+		fail_msg("well-formed UTF-8 refused: %s", why);
+	cJSON_Delete(v);
+	REFUSED("{\"s\": \"\xff\"}", "not UTF-8 at offset 7");
+	REFUSED("{\"s\": \"ok\", \"t\": \"\xc3\"}", "not UTF-8 at offset 18"); /* cut short */
+	REFUSED("{\"s\": \"\xc0\xaf\"}", "not UTF-8 at offset 7");            /* overlong '/' */
+	REFUSED("{\"s\": \"\xed\xa0\x80\"}", "not UTF-8 at offset 7");       /* a surrogate */
+	REFUSED("{\"\xfe\": 1}", "not UTF-8 at offset 2");                    /* in a key */
+}
+
 /* Many keys: the check is by sorting, and still finds the one repeat. */
 static void test_parse_large_object(void **state)
 {
@@ -1240,6 +1260,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cgroup_holds_setsid_grandchild, fx_setup, fx_teardown),
 		cmocka_unit_test(test_parse_accepts_one_value),
 		cmocka_unit_test(test_parse_refusals),
+		cmocka_unit_test(test_answer_invalid_utf8_refused),
 		cmocka_unit_test(test_parse_large_object),
 	};
 
