@@ -42,7 +42,7 @@ enum cordon_tool_code {
 	CORDON_TOOL_INVALID_PARAMS,  /* invalid_params: the signature refused a param */
 	CORDON_TOOL_DENIED,          /* tool_denied: a constraint or a role rule */
 	CORDON_TOOL_BUDGET_EXCEEDED, /* budget_exceeded */
-	CORDON_TOOL_IN_DOUBT,        /* in_doubt: an earlier call with this message id may have run */
+	CORDON_TOOL_IN_DOUBT,        /* in_doubt: this call or an earlier one with its id may have acted, unrecorded */
 	CORDON_TOOL_FAILED,          /* tool_failed: the tool ran and failed */
 	CORDON_TOOL_TIMEOUT,         /* tool_timeout; check "client": the caller's timeout ran out */
 	CORDON_TOOL_INTERNAL_ERROR,  /* internal_error: the supervisor failed */

@@ -47,8 +47,9 @@ string), .check (which check decided, or None) and .message (in words):
     InvalidParams     invalid_params   a parameter is unknown, missing, mistyped or out of bounds
     ToolDenied        tool_denied      a constraint or a role rule refused the call
     BudgetExceeded    budget_exceeded  the tool's call budget is used up
-    InDoubt           in_doubt         an earlier call with this message_id may or may not
-                                       have run; it is not run again
+    InDoubt           in_doubt         this call or an earlier one with its message_id may
+                                       have acted, and its answer was not recorded; it is
+                                       not run again
     ToolFailed        tool_failed      the tool ran and failed
     ToolTimeout       tool_timeout     the tool did not answer in time
     InternalError     internal_error   the supervisor failed
@@ -166,8 +167,9 @@ class BudgetExceeded(ToolError):
 
 
 class InDoubt(ToolError):
-    """An earlier call with this message_id may or may not have run; the
-    supervisor will not run it again."""
+    """This call, or an earlier one with its message_id, may have acted
+    and its answer was not recorded: the supervisor will not run it again
+    (a retry with the same message_id answers in_doubt too)."""
 
     code = "in_doubt"
 
