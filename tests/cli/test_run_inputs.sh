@@ -15,6 +15,7 @@ cp "$SRC/examples/cafe/app.yaml" "$SRC/examples/cafe/tools.yaml" "$T/"
 "$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/cafe.cpol" >"$_out" 2>"$_err" || die "compile"
 "$CORDONC" keygen -p "$T/k.pub" -s "$T/k.sec" >"$_out" 2>"$_err" || die "keygen"
 printf 'print("hi")\n' >"$T/p.py"
+printf 'open("/workspace/out/summary.txt", "w").write("ok\\n")\n' >"$T/ok.py"
 printf '{}\n' >"$T/ctx.json"
 mkfifo "$T/fifo"
 $PY -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/sock"
@@ -68,11 +69,12 @@ pass "a refused policy or signature reports its own cause"
 
 # 4. result_lost_exit_0: the result written to /dev/full is a harness
 # error (125) with the cause and the lost status on stderr.
-expect_rc 125 sh -c '"$1" run --policy "$2" --code "$3" >/dev/full' sh "$CORDON" "$T/cafe.cpol" "$T/p.py"
+# A run that succeeded: exit 0 was what the caller saw before.
+expect_rc 0 "$CORDON" run $P --code "$T/ok.py"
+[ "$(where "$_out")" = "succeeded None None" ] || die "ok.py did not succeed: $(cat "$_out")"
+expect_rc 125 sh -c '"$1" run --policy "$2" --code "$3" >/dev/full' sh "$CORDON" "$T/cafe.cpol" "$T/ok.py"
 expect_err "cordon run: the result could not be written to stdout: No space left on device"
-expect_err "(the run's status was failed)"
-# The same run to a file is fine (exit 1: cafe requires summary.txt).
-expect_rc 1 "$CORDON" run $P --code "$T/p.py"
+expect_err "(the run's status was succeeded)"
 expect_rc 1 sh -c '"$1" check-policy "$2" >/dev/full' sh "$CORDON" "$T/cafe.cpol"
 expect_err "cordon check-policy: writing to stdout: No space left on device"
 expect_rc 1 sh -c '"$1" --version >/dev/full' sh "$CORDON"
