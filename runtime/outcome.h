@@ -24,6 +24,9 @@ struct outcome_in {
 	int oom_killed;         /* the cgroup says the OOM killer struck */
 	size_t nviolations;     /* of the output contract */
 	const char *cancel_why; /* the error message of a cancelled run */
+	/* forks or clones the pids cgroup refused (pids.events "max"); 0
+	 * also when no pids cgroup counted (RLIMIT_NPROC keeps no count) */
+	unsigned long long pids_limit_hits;
 };
 
 struct outcome {

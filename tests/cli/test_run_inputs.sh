@@ -79,3 +79,80 @@ expect_rc 1 sh -c '"$1" check-policy "$2" >/dev/full' sh "$CORDON" "$T/cafe.cpol
 expect_err "cordon check-policy: writing to stdout: No space left on device"
 expect_rc 1 sh -c '"$1" --version >/dev/full' sh "$CORDON"
 pass "a result or report that cannot be written to stdout is an error, not exit 0"
+
+# ---- usage: pids and CPU, root and rootless ------------------------------
+sed -e 's/timeout: 5s/timeout: 4s/' -e 's/pids: 32/pids: 8/' "$SRC/tests/boundary/app.yaml" >"$T/lim.yaml"
+cp "$SRC/tests/boundary/tools.yaml" "$T/"
+"$CORDONC" compile "$T/lim.yaml" "$T/tools.yaml" -o "$T/lim.cpol" >"$_out" 2>"$_err" || die "compile lim"
+# 20 children against pids: 8; the refused fork is not caught.
+cat >"$T/forks.py" <<'EOF'
+import os, time
+for i in range(20):
+    if os.fork() == 0:
+        time.sleep(1)
+        os._exit(0)
+EOF
+# Two children burn CPU until the timeout kills them; the parent reads
+# what they used so far from /proc and prints it, then waits to be killed.
+cat >"$T/burners.py" <<'EOF'
+import os, time
+kids = []
+for i in range(2):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    kids.append(pid)
+time.sleep(2.5)
+tick = os.sysconf("SC_CLK_TCK")
+used = 0
+for pid in kids:
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    used += (int(f[11]) + int(f[12])) * 1000 // tick
+print("children-ms", used, flush=True)
+time.sleep(60)
+EOF
+mkdir "$T/bin" && cp "$CORDON" "$T/bin/" && chmod 755 "$T" "$T/bin" "$T/bin/cordon" && chmod 644 "$T/"*.*
+modes=root
+if [ "$(id -u)" -eq 0 ]; then
+	id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
+		|| die "cannot create user cordon-test"
+	modes="root rootless"
+fi
+as_mode() {
+	if [ "$mode" = rootless ]; then
+		setpriv --reuid=cordon-test --regid=cordon-test --clear-groups env HOME="$T" XDG_STATE_HOME="$T" "$@"
+	else "$@"; fi
+}
+for mode in $modes; do
+	# pids_limit_never_reported: a pids cgroup counts the refusals and
+	# the failure is put down to the limit; RLIMIT_NPROC keeps no count,
+	# so there the field is absent and the failure is the program's.
+	expect_rc 1 as_mode "$T/bin/cordon" run --policy "$T/lim.cpol" --code "$T/forks.py"
+	got=$($PY -c 'import json,sys; r=json.load(open(sys.argv[1])); u=r["usage"]
+print(r["enforcement"]["pids"], r["status"], r["error"]["code"], u.get("pidsLimitHits"))' "$_out")
+	case "$got" in
+	cgroup-v[12]" limit_exceeded pids_limit "[1-9]*) ;;
+	"rlimit-nproc failed program_failed None") ;;
+	*) die "$mode: pids limit: $got" ;;
+	esac
+	if [ "$mode" = root ] && [ -w /sys/fs/cgroup/pids ]; then
+		case "$got" in cgroup-v1*) ;; *) die "root: pids layer: $got" ;; esac
+	fi
+	pids=$got
+
+	# cpu_ms_misses_killed_children: with a cgroup, cpuMs is at least what
+	# the killed children had used 1.5 s before the timeout; the source is
+	# always named (rusage leaves them out).
+	expect_rc 124 as_mode "$T/bin/cordon" run --policy "$T/lim.cpol" --code "$T/burners.py"
+	got=$($PY -c 'import json,sys; r=json.load(open(sys.argv[1])); u=r["usage"]
+kids=[l.split()[1] for l in r["stdout"].splitlines() if l.startswith("children-ms")]
+print(u.get("cpuSource"), u["cpuMs"], kids[0] if kids else "none")' "$_out")
+	set -- $got
+	case "$1" in
+	cgroup-v2) [ "$3" != none ] && [ "$2" -ge "$3" ] || die "$mode: cpuMs $2 leaves out the children's $3 ms" ;;
+	rusage) [ "$mode" = rootless ] || ! grep -q ' - cgroup2 ' /proc/self/mountinfo || die "root: cpuMs from rusage" ;;
+	*) die "$mode: cpuSource: $got" ;;
+	esac
+	pass "$mode: pids limit: $pids; cpuSource, cpuMs, children's ms: $got"
+done

@@ -19,7 +19,7 @@
 
 static struct outcome run(enum sup_end end, int wstatus, int oom, size_t nviol)
 {
-	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated" };
+	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated", 0 };
 	struct outcome o;
 
 	outcome_classify(&in, &o);
@@ -83,6 +83,40 @@ static void test_oom(void **state)
 	assert_string_equal(o.signal, "KILL");
 }
 
+/* pids_limit_never_reported (issue 15): a program that failed after the
+ * pids cgroup refused a fork is limit_exceeded / pids_limit; one that
+ * handled the refusal and exited 0 succeeded; OOM and the supervisor's
+ * verdicts still come first. */
+static void test_pids_limit(void **state)
+{
+	struct outcome_in in = { SUP_EXITED, EXITED(1), 0, 0, "Terminated", 2 };
+	struct outcome o;
+
+	(void)state;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.status, "limit_exceeded");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
+	assert_string_equal(o.error_code, "pids_limit");
+	in.wstatus = KILLED(SIGSEGV);
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "pids_limit");
+	in.wstatus = EXITED(0);
+	outcome_classify(&in, &o);
+	assert_string_equal(o.status, "succeeded");
+	in.nviolations = 1;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "output_contract");
+	in = (struct outcome_in){ SUP_EXITED, KILLED(SIGKILL), 1, 0, "Terminated", 2 };
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "memory_limit");
+	in.end = SUP_TIMED_OUT;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "timeout");
+	in = (struct outcome_in){ SUP_EXITED, EXITED(1), 0, 0, "Terminated", 0 };
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "program_failed");
+}
+
 /* The supervisor's verdicts win over everything the program did: its
  * SIGKILL exit is the supervisor's doing. */
 static void test_supervisor_verdicts_win(void **state)
@@ -108,7 +142,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_succeeded),	   cmocka_unit_test(test_program_failed),
 		cmocka_unit_test(test_killed_by_signal),   cmocka_unit_test(test_output_contract),
-		cmocka_unit_test(test_oom),		   cmocka_unit_test(test_supervisor_verdicts_win),
+		cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_pids_limit),		   cmocka_unit_test(test_supervisor_verdicts_win),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
