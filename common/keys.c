@@ -33,7 +33,9 @@ size_t sig_message(const uint8_t sha256[32], uint8_t *buf, size_t cap)
  * Read a key file of at most KEY_FILE_MAX bytes and decode its second line.
  * want is the decoded length ("Ed" + id + key).  O_NOFOLLOW: a key path is
  * named by an operator, and a symlink swapped in by someone else should not
- * silently choose the key.
+ * silently choose the key.  O_NONBLOCK: a FIFO in its place opens at once,
+ * without a writer, and is refused as not a regular file instead of
+ * hanging the caller.
  */
 int key_file_decode(const char *path, const char *kind, uint8_t *out, size_t want, char *err, size_t errlen)
 {
@@ -44,7 +46,7 @@ int key_file_decode(const char *path, const char *kind, uint8_t *out, size_t wan
 	ssize_t r;
 	int fd = -1, rc = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open %s key: %s", path, kind, strerror(errno));
 		goto out;

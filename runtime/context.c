@@ -3,10 +3,12 @@
  * which tools and roles a run has, so a typo must not silently grant or
  * drop anything.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/context.h"
 #include "runtime/json_strict.h"
 
@@ -18,6 +20,25 @@ static const char *const context_keys[] = { "tenant", "project", "user", "sessio
 /* Identity strings go into every audit line, the ledger's keys and the
  * tools' environment: bounded, so none of them is cut differently. */
 #define CONTEXT_MAX_FIELD 256
+/* Beyond 2^53 a double no longer holds every integer: a quota or an id
+ * would be printed into the audit as another number than it was sent. */
+#define CONTEXT_MAX_NUMBER 9007199254740992.0
+
+/* Every key and string of the context is copied into audit lines, the
+ * ledger's keys and the tools' environment: text, or refused here with
+ * the field and the byte offset in it (cJSON takes any bytes). */
+static int context_utf8_ok(const char *s, const char *what, const char *name, char *err, size_t errlen)
+{
+	size_t n = strlen(s), at = utf8_prefix(s, n);
+
+	if (at == n)
+		return 1;
+	if (name != NULL && utf8_prefix(name, strlen(name)) == strlen(name))
+		snprintf(err, errlen, "%s '%.64s' is not valid UTF-8 (byte %zu)", what, name, at);
+	else
+		snprintf(err, errlen, "%s is not valid UTF-8 (byte %zu)", what, at);
+	return 0;
+}
 
 static int context_string_ok(const cJSON *s, const char *what, char *err, size_t errlen)
 {
@@ -43,10 +64,21 @@ static int context_check_accounting(const cJSON *it, char *err, size_t errlen)
 			snprintf(err, errlen, "'accounting' has more than %d fields", CONTEXT_MAX_ACCOUNTING);
 			return -1;
 		}
+		if (!context_utf8_ok(a->string, "an accounting field's name", NULL, err, errlen))
+			return -1;
 		if (!cJSON_IsString(a) && !cJSON_IsNumber(a)) {
 			snprintf(err, errlen, "accounting field '%.64s' must be a string or a number", a->string);
 			return -1;
 		}
+		/* cJSON reads 1e999 as infinity and would print it as null. */
+		if (cJSON_IsNumber(a) &&
+		    !(a->valuedouble <= CONTEXT_MAX_NUMBER && a->valuedouble >= -CONTEXT_MAX_NUMBER)) {
+			snprintf(err, errlen, "accounting field '%.64s' is not a number within +-2^53 (%s)", a->string,
+				 isfinite(a->valuedouble) ? "too large to be exact" : "it overflows a double");
+			return -1;
+		}
+		if (cJSON_IsString(a) && !context_utf8_ok(a->valuestring, "accounting field", a->string, err, errlen))
+			return -1;
 		if (strlen(a->string) > CONTEXT_MAX_FIELD || (cJSON_IsString(a) && !context_string_ok(a, "accounting", err, errlen))) {
 			snprintf(err, errlen, "accounting field '%.64s' is over %d bytes", a->string, CONTEXT_MAX_FIELD);
 			return -1;
@@ -64,6 +96,8 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 {
 	size_t k;
 
+	if (!context_utf8_ok(it->string, "a key", NULL, err, errlen))
+		return -1;
 	for (k = 0; k < CONTEXT_NKEYS && strcmp(context_keys[k], it->string) != 0; k++)
 		;
 	if (k == CONTEXT_NKEYS) {
@@ -85,15 +119,31 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 		return -1;
 	}
 	if (k < CONTEXT_FIRST_LIST)
-		return context_string_ok(it, it->string, err, errlen) ? 0 : -1;
+		return context_string_ok(it, it->string, err, errlen) &&
+			       context_utf8_ok(it->valuestring, "the value of", it->string, err, errlen)
+			       ? 0
+			       : -1;
 	for (const cJSON *s = it->child; s != NULL; s = s->next) {
 		if (!cJSON_IsString(s)) {
 			snprintf(err, errlen, "'%s' must hold strings only", it->string);
 			return -1;
 		}
-		if (!context_string_ok(s, it->string, err, errlen))
+		if (!context_string_ok(s, it->string, err, errlen) ||
+		    !context_utf8_ok(s->valuestring, "a string of", it->string, err, errlen))
 			return -1;
 	}
+	return 0;
+}
+
+int context_check(const cJSON *ctx, char *err, size_t errlen)
+{
+	if (!cJSON_IsObject(ctx)) {
+		snprintf(err, errlen, "not a JSON object");
+		return -1;
+	}
+	for (const cJSON *it = ctx->child; it != NULL; it = it->next)
+		if (context_check_member(it, err, errlen) != 0)
+			return -1;
 	return 0;
 }
 
@@ -102,6 +152,7 @@ cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
 	char *buf = NULL;
 	cJSON *ctx = NULL;
 	const char *end = NULL;
+	size_t at;
 
 	if (len > CONTEXT_MAX_BYTES) {
 		snprintf(err, errlen, "over %u bytes", CONTEXT_MAX_BYTES);
@@ -116,6 +167,12 @@ cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "\\u0000 in a string");
 		return NULL;
 	}
+	/* The whole text at once, so a file's offset can be named; the
+	 * strings are checked again, by field, in context_check(). */
+	if ((at = utf8_prefix(text, len)) != len) {
+		snprintf(err, errlen, "invalid UTF-8 at byte offset %zu", at);
+		return NULL;
+	}
 	buf = malloc(len + 1);
 	if (buf == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -128,9 +185,8 @@ cJSON *context_parse(const char *text, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "not a JSON object%s", ctx == NULL ? " (invalid JSON)" : "");
 		goto fail;
 	}
-	for (const cJSON *it = ctx->child; it != NULL; it = it->next)
-		if (context_check_member(it, err, errlen) != 0)
-			goto fail;
+	if (context_check(ctx, err, errlen) != 0)
+		goto fail;
 	free(buf);
 	return ctx;
 fail:

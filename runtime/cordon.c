@@ -143,7 +143,7 @@ static int cmd_check_policy(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (blob_map_file(argv[optind], &m, &be) != 0) {
-		fprintf(stderr, "cordon check-policy: %s: %s\n", argv[optind], be.msg);
+		fprintf(stderr, "cordon check-policy: %s\n", be.msg); /* it names the file */
 		goto out;
 	}
 	rc = EXIT_NO;
@@ -887,7 +887,31 @@ out:
 	return rc;
 }
 
+/* What a command printed must reach its reader: stdout is buffered, so a
+ * full disk or /dev/full shows only at this flush (or in an earlier
+ * write's error flag), and exit 0 would claim an answer nobody got.
+ * `cordon run` wrote and closed its result itself (run.c) and reports
+ * there; this covers the rest (check-policy, ledger, --version). */
+static int main_stdout_done(const char *cmd, int rc)
+{
+	int flushed = fflush(stdout), e = errno;
+
+	if (flushed == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "cordon %s: writing to stdout: %s\n", cmd, flushed != 0 ? strerror(e) : "write error");
+	return rc != 0 ? rc : EXIT_NO;
+}
+
+static int main_dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	int rc = main_dispatch(argc, argv);
+
+	return main_stdout_done(argc > 1 ? argv[1] : "", rc);
+}
+
+static int main_dispatch(int argc, char **argv)
 {
 	if (sodium_init() < 0) {
 		fprintf(stderr, "cordon: libsodium failed to initialise\n");

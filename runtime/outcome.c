@@ -7,7 +7,10 @@
  * evidence is still reported; then what the supervisor did (timeout,
  * cancel, workspace breach) wins over how the program ended, since a killed
  * program's exit says nothing of its own; then the kernel's OOM kill; then
- * the program's exit; then the output contract.
+ * the program's exit, where a failure after the pids limit refused a fork
+ * is put down to the limit (a program that handled the refusal and
+ * exited 0 succeeded: the count is still in usage); then the output
+ * contract.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +57,9 @@ void outcome_classify(const struct outcome_in *in, struct outcome *o)
 	if (in->oom_killed)
 		set(o, "limit_exceeded", OUTCOME_EXIT_FAILED, "memory_limit",
 		    "the memory limit was reached and the kernel killed the program");
+	else if (in->pids_limit_hits > 0 && !(exited && o->exit_code == 0))
+		set(o, "limit_exceeded", OUTCOME_EXIT_FAILED, "pids_limit",
+		    "the process limit (pids) refused a fork or clone and the program then failed");
 	else if (exited && o->exit_code == 0 && in->nviolations == 0)
 		set(o, "succeeded", OUTCOME_EXIT_OK, NULL, NULL);
 	else if (exited && o->exit_code == 0)

@@ -30,6 +30,9 @@ struct outcome_in {
 	 * ("audit", "ledger", "rundir"), fault_msg what failed. */
 	const char *fault_stage;
 	const char *fault_msg;
+	/* forks or clones the pids cgroup refused (pids.events "max"); 0
+	 * also when no pids cgroup counted (RLIMIT_NPROC keeps no count) */
+	unsigned long long pids_limit_hits;
 };
 
 struct outcome {

@@ -20,18 +20,46 @@
 #include "runtime/context.h"
 #include "runtime/run.h"
 
-/* Reads a whole regular file of at most max bytes into *buf; 0, or -1
- * with err (errno's text at the failing step, or the bound). */
+/* What a path that is not a regular file is, for the message. */
+static const char *run_file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	return "not a plain file";
+}
+
+/*
+ * Reads a whole regular file of at most max bytes into *buf; 0, or -1
+ * with err: one message per failure, its cause taken at the failing call.
+ * O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is
+ * then refused by its type like any other file that is not regular (a
+ * socket fails the open itself, ENXIO, and is named by a stat); a
+ * terminal never becomes the controlling one (O_NOCTTY).  Links are
+ * followed: the caller named the path.
+ */
 static int read_small(const char *path, uint64_t max, char **buf, size_t *len, const char *bound, char *err,
 		      size_t n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = -1;
 	struct stat st;
 
 	*buf = NULL;
 	*len = 0;
 	if (fd < 0) {
-		snprintf(err, n, "%s: %s", path, strerror(errno));
+		int e = errno;
+
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			snprintf(err, n, "%s: not a regular file (%s)", path, run_file_kind(st.st_mode));
+		else
+			snprintf(err, n, "%s: %s", path, strerror(e));
 		return -1;
 	}
 	if (fstat(fd, &st) != 0) {
@@ -39,7 +67,7 @@ static int read_small(const char *path, uint64_t max, char **buf, size_t *len, c
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, n, "%s: not a regular file", path);
+		snprintf(err, n, "%s: not a regular file (%s)", path, run_file_kind(st.st_mode));
 		goto out;
 	}
 	if ((uint64_t)st.st_size > max) {
@@ -90,7 +118,7 @@ static int run_policy(const struct run_opts *o, struct run_req *r, struct sandbo
 
 	if (blob_map_file(o->policy, &r->map, &be) != 0) {
 		snprintf(e->stage, sizeof(e->stage), "policy");
-		snprintf(e->msg, sizeof(e->msg), "%s: %s", o->policy, be.msg);
+		snprintf(e->msg, sizeof(e->msg), "%s", be.msg); /* it names the file */
 		return -1;
 	}
 	if (blob_load(r->map.data, r->map.len, CPOL_ARCH_X86_64, &r->pol, &be) != 0) {
@@ -158,6 +186,38 @@ static void run_cancel_reason(int fd, struct sandbox *sb)
 		sandbox_cancel_reason(sb, strsignal((int)si.ssi_signo));
 }
 
+/*
+ * Writes the result line to out and ends out's stream: the reader has the
+ * whole answer now, not after the sandbox's teardown (a pipe's reader
+ * waits for EOF), so fd 1 is closed here (/dev/null takes its place).
+ * The write counts only once the close went through: a full disk or
+ * /dev/full fails the flush, and a file system that writes back at close
+ * (NFS, quotas) reports there.  0, or the errno of the failed step.
+ */
+static int run_write_result(FILE *out, const char *text)
+{
+	int fd = fileno(out), keep = -1, nul = -1, rc = -1, e = 0;
+
+	if (fprintf(out, "%s\n", text) < 0 || fflush(out) != 0) {
+		e = errno;
+		goto out;
+	}
+	/* dup2 closes fd 1 silently: a copy is closed apart, checked. */
+	if ((keep = dup(fd)) < 0 || (nul = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0 || dup2(nul, fd) < 0) {
+		e = errno;
+		goto out;
+	}
+	rc = close(keep);
+	e = errno;
+	keep = -1;
+out:
+	if (keep >= 0)
+		close(keep);
+	if (nul >= 0)
+		close(nul);
+	return rc == 0 ? 0 : e ? e : EIO;
+}
+
 int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 {
 	struct sandbox_host_opts ho = { o->state_dir, o->secrets, o->host_ids };
@@ -169,7 +229,7 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 	struct sandbox_reduce_opts ro = { 0 };
 	cJSON *res = NULL;
 	char *text = NULL;
-	int rc = RUN_EXIT_HARNESS, pre = -1;
+	int rc = RUN_EXIT_HARNESS, pre = -1, werr;
 
 	memset(&e, 0, sizeof(e));
 	memset(&h, 0, sizeof(h));
@@ -177,7 +237,11 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 		goto oom;
 	policy_init(&r->pol);
 	pre = run_policy(o, r, &e);
-	spec = (struct sandbox_spec){ pre == 0 ? &r->pol : NULL, o->agent, o->run_dir };
+	/* The policy goes in even when it did not load (policy_init left it
+	 * empty, and sandbox_fail below stops the sandbox before any use):
+	 * given NULL, sandbox_new records "no policy" first, and that would
+	 * be reported instead of why the blob was refused. */
+	spec = (struct sandbox_spec){ &r->pol, o->agent, o->run_dir };
 	if (pre == 0)
 		pre = sandbox_host_probe(&h, &ho, &e);
 	if (pre == 0)
@@ -197,18 +261,12 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 	text = res ? cJSON_PrintUnformatted(res) : NULL;
 	if (text == NULL)
 		goto oom;
-	fprintf(out, "%s\n", text);
-	if (fflush(out) != 0)
-		fprintf(errs, "cordon run: writing the result: %s\n", strerror(errno));
-	/* The reader has the whole answer: end its stream now, not after
-	 * the teardown below (a pipe's reader waits for EOF). */
-	{
-		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if ((werr = run_write_result(out, text)) != 0) {
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(res, "status");
 
-		if (nul >= 0) {
-			dup2(nul, fileno(out));
-			close(nul);
-		}
+		fprintf(errs, "cordon run: the result could not be written to stdout: %s (the run's status was %s)\n",
+			strerror(werr), cJSON_IsString(st) ? st->valuestring : "unknown");
+		rc = RUN_EXIT_HARNESS;
 	}
 	goto out;
 oom:

@@ -40,9 +40,11 @@ struct run_opts {
 #define RUN_EXIT_HARNESS OUTCOME_EXIT_HARNESS
 #define RUN_EXIT_CANCELLED OUTCOME_EXIT_CANCELLED
 
-/* Runs it and writes the result JSON, one line, to out (flushed before
- * the sandbox is torn down, so a reader has it at once); returns the exit
- * code.  Cleanup trouble goes to errs. */
+/* Runs it and writes the result JSON, one line, to out (flushed and
+ * closed before the sandbox is torn down, so a reader has it at once);
+ * returns the exit code.  A result that could not be written (a full
+ * disk, /dev/full, a closed pipe) is RUN_EXIT_HARNESS whatever the run's
+ * status, with the cause on errs. */
 int run_execute(const struct run_opts *o, FILE *out, FILE *errs);
 
 #endif

@@ -751,6 +751,9 @@ static int prep_cgroup(struct sandbox *sb)
 		return -1;
 	}
 	sb->cg_made = 1;
+	/* usage.cpuMs counts every process of the execution, not only what
+	 * the executor reaped; best effort, the result names the source. */
+	cgroup_cpu_account(&sb->cg, &sb->h->cgh, name);
 	cgroup_sweep_stale(&sb->cg);
 	if ((p->exec.require & CPOL_LAYER_CGROUP) && (sb->cg.mem_kind == CG_NONE || sb->cg.pids_kind == CG_NONE)) {
 		sb_fail(sb, "cgroup", "the policy requires cgroup limits and this host gives none to this caller (%.800s)",
@@ -1428,7 +1431,8 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 				  .nviolations = rep.nviolations,
 				  .cancel_why = sb->cancel_why[0] ? sb->cancel_why : "cancelled",
 				  .fault_stage = sb->faulted ? sb->fault_stage : NULL,
-				  .fault_msg = sb->fault_msg };
+				  .fault_msg = sb->fault_msg,
+				  .pids_limit_hits = sb->have_usage ? sb->usage.pids_max_events : 0 };
 	outcome_classify(&oi, &oc);
 	/* write */
 	cJSON_AddStringToObject(res, "status", oc.status);
@@ -1475,9 +1479,21 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(sb->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");
 	const struct rusage *ru = &sb->so.ru;
-	cJSON_AddNumberToObject(u, "cpuMs", (double)(ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
-						     ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000));
+	/* The cgroup counts every process that ran in it, those killed at
+	 * the timeout or a cancel included; rusage only the executor and
+	 * what it reaped, so it says which (docs/runtime.md, "The result"). */
+	if (sb->have_usage && sb->usage.have_cpu) {
+		cJSON_AddNumberToObject(u, "cpuMs", (double)(sb->usage.cpu_usec / 1000));
+		cJSON_AddStringToObject(u, "cpuSource", "cgroup-v2");
+	} else {
+		cJSON_AddNumberToObject(u, "cpuMs", (double)(ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
+							     ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000));
+		cJSON_AddStringToObject(u, "cpuSource", "rusage");
+	}
 	cJSON_AddNumberToObject(u, "maxRssKiB", (double)ru->ru_maxrss);
+	/* Only a pids cgroup counts refusals; RLIMIT_NPROC keeps no count. */
+	if (sb->have_usage && sb->cg.pids_kind != CG_NONE)
+		cJSON_AddNumberToObject(u, "pidsLimitHits", (double)sb->usage.pids_max_events);
 	if (sb->have_usage && sb->usage.mem_peak)
 		cJSON_AddNumberToObject(u, "memoryPeakBytes", (double)sb->usage.mem_peak);
 	cJSON_AddNumberToObject(u, "workspaceDeltaBytes",

@@ -763,6 +763,53 @@ static int cg_v1_make(const struct cg_hier *hr, const char *what, const char *na
 	return 1;
 }
 
+/* The CPU accounting cgroup is a directory of its own (not the v2 cgroup
+ * of memory or pids), to attach, sweep and remove apart. */
+static int cg_cpu_own(const struct cg_run *cg)
+{
+	return cg->cpu_kind != CG_NONE && cg->cpu_dir[0] != '\0' &&
+	       !(cg->mem_kind == CG_V2 && strcmp(cg->cpu_dir, cg->mem_dir) == 0) &&
+	       !(cg->pids_kind == CG_V2 && strcmp(cg->cpu_dir, cg->pids_dir) == 0);
+}
+
+/*
+ * CPU accounting: cpu.stat's usage_usec is kept by every v2 cgroup, with or
+ * without the cpu controller, and keeps the time of processes that died
+ * in it.  A v2 cgroup made for memory or pids serves; else, on a hybrid
+ * host, an empty v2 cgroup of its own under ours (no controller is
+ * enabled, so "no internal processes" does not apply), where we may move
+ * a process: our cgroup's directory and cgroup.procs writable (the common
+ * ancestor's rule).
+ */
+void cgroup_cpu_account(struct cg_run *cg, const struct cg_host *h, const char *name)
+{
+	char procs[PATH_MAX], err[256];
+
+	if (cg->cpu_kind != CG_NONE)
+		return;
+	if (cg->mem_kind == CG_V2 || cg->pids_kind == CG_V2) {
+		cg->cpu_kind = CG_V2;
+		strcpy(cg->cpu_dir, cg->mem_kind == CG_V2 ? cg->mem_dir : cg->pids_dir);
+		strcpy(cg->cpu_rel, cg->mem_kind == CG_V2 ? cg->mem_rel : cg->pids_rel);
+		return;
+	}
+	if (h->v2.dir[0] == '\0' || !cg_writable(h->v2.dir) ||
+	    cg_path(procs, sizeof(procs), h->v2.dir, "/cgroup.procs", "") != 0 ||
+	    (!h->plain_files && faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) != 0)) {
+		cg_note(cg, "cpu: %s%s is not ours to write, CPU time from rusage",
+			h->v2.dir[0] != '\0' ? "cgroup v2 " : "no cgroup v2 holds us", h->v2.dir);
+		return;
+	}
+	if (!cg_name_ok(name) || cg_path(cg->cpu_dir, sizeof(cg->cpu_dir), h->v2.dir, "/", name) != 0 ||
+	    cg_path(cg->cpu_rel, sizeof(cg->cpu_rel), strcmp(h->v2.rel, "/") == 0 ? "" : h->v2.rel, "/", name) != 0 ||
+	    cg_mkdir(cg->cpu_dir, err, sizeof(err)) != 0) {
+		cg_note(cg, "cpu: no cgroup v2 %s/%.64s, CPU time from rusage", h->v2.dir, name);
+		cg->cpu_dir[0] = cg->cpu_rel[0] = '\0';
+		return;
+	}
+	cg->cpu_kind = CG_V2;
+}
+
 int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name, const struct cg_limits *lim,
 		  char *err, size_t errlen)
 {
@@ -920,7 +967,10 @@ int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen)
 {
 	/* One v2 cgroup serves both kinds (cgroup_create), so the first v2
 	 * directory found is the one. */
-	const char *dir = cg->mem_kind == CG_V2 ? cg->mem_dir : cg->pids_kind == CG_V2 ? cg->pids_dir : NULL;
+	const char *dir = cg->mem_kind == CG_V2    ? cg->mem_dir
+			  : cg->pids_kind == CG_V2 ? cg->pids_dir
+			  : cg->cpu_kind == CG_V2  ? cg->cpu_dir
+						   : NULL;
 	int fd;
 
 	if (err != NULL && errlen > 0)
@@ -965,6 +1015,8 @@ int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen)
 		return -1;
 	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0 &&
 	    cg_write_required(cg->pids_dir, "cgroup.procs", val, cg->plain_files, err, errlen) != 0)
+		return -1;
+	if (cg_cpu_own(cg) && cg_write_required(cg->cpu_dir, "cgroup.procs", val, cg->plain_files, err, errlen) != 0)
 		return -1;
 	return 0;
 }
@@ -1014,7 +1066,14 @@ int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t 
 	if (cg->pids_kind != CG_NONE) {
 		if ((r = cg_read_key(cg->pids_dir, "pids.events", "max", &v, err, errlen)) < 0)
 			return -1;
-		u->pids_max_hit = r == 1 && v > 0;
+		u->pids_max_events = r == 1 ? v : 0;
+		u->pids_max_hit = u->pids_max_events > 0;
+	}
+	if (cg->cpu_kind == CG_V2) {
+		if ((r = cg_read_key(cg->cpu_dir, "cpu.stat", "usage_usec", &v, err, errlen)) < 0)
+			return -1;
+		u->have_cpu = r == 1;
+		u->cpu_usec = r == 1 ? v : 0;
 	}
 	return 0;
 }
@@ -1201,13 +1260,28 @@ int cgroup_destroy(struct cg_run *cg, char *err, size_t errlen)
 {
 	int rc = 0;
 
+	/* CPU accounting in a directory of its own is removed here; in the
+	 * memory or pids cgroup it goes with that one. */
+	if (cg_cpu_own(cg) &&
+	    cg_destroy_one(&cg->cpu_kind, cg->cpu_dir, cg->cpu_rel, "", cg->plain_files, err, errlen) != 0)
+		rc = -1;
+	if (!cg_cpu_own(cg)) {
+		cg->cpu_kind = CG_NONE;
+		cg->cpu_dir[0] = cg->cpu_rel[0] = '\0';
+	}
+	if (rc != 0) {
+		err = NULL;
+		errlen = 0;
+	}
+
 	if (cg->mem_kind == CG_V2 && cg->pids_kind == CG_V2 && strcmp(cg->mem_dir, cg->pids_dir) == 0) {
 		/* One directory serving both kinds: remove it once. */
 		cg->pids_kind = CG_NONE;
 		cg->pids_dir[0] = '\0';
 		cg->pids_rel[0] = '\0';
-		rc = cg_destroy_one(&cg->mem_kind, cg->mem_dir, cg->mem_rel, "memory", cg->plain_files, err, errlen);
-		if (rc != 0) {
+		if (cg_destroy_one(&cg->mem_kind, cg->mem_dir, cg->mem_rel, "memory", cg->plain_files, err, errlen) != 0)
+			rc = -1;
+		if (cg->mem_kind != CG_NONE) {
 			/* Keep both kinds on failure, so a retry sees the run
 			 * as it was. */
 			cg->pids_kind = CG_V2;
@@ -1298,4 +1372,6 @@ void cgroup_sweep_stale(const struct cg_run *cg)
 		cg_sweep_parent(cg->mem_dir, cg->mem_rel, "memory", cg->mem_kind == CG_V2);
 	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0)
 		cg_sweep_parent(cg->pids_dir, cg->pids_rel, "pids", cg->pids_kind == CG_V2);
+	if (cg_cpu_own(cg))
+		cg_sweep_parent(cg->cpu_dir, cg->cpu_rel, "", 1);
 }

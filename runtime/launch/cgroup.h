@@ -59,6 +59,16 @@ struct cg_run {
 	 * pid that exited and was reused elsewhere is never killed. */
 	char mem_rel[PATH_MAX];
 	char pids_rel[PATH_MAX];
+	/* CPU accounting (cgroup_cpu_account()): always a v2 cgroup, where
+	 * cpu.stat is a core file that needs no controller.  The v2 cgroup of
+	 * memory or pids when there is one (the same directory), else one of
+	 * its own under our v2 cgroup (a hybrid host: v1 limits, a v2 mount
+	 * beside them), entered by clone3 like the others, at no extra
+	 * attach.  CG_NONE without a writable v2 cgroup: a pure v1 host, or
+	 * rootless without delegation; the caller then has rusage only. */
+	enum cg_kind cpu_kind;
+	char cpu_dir[PATH_MAX];
+	char cpu_rel[PATH_MAX];
 	int plain_files;
 	/* Why a better mechanism was passed over for a limit that was asked
 	 * for, for the supervisor log: "memory: cgroup v2 does not offer
@@ -72,6 +82,9 @@ struct cg_usage {
 	int mem_limit_hit;   /* the memory limit was reached at least once */
 	int oom_killed;      /* the OOM killer killed a process in the cgroup */
 	int pids_max_hit;    /* a fork or clone was refused by pids.max */
+	uint64_t pids_max_events; /* how many (pids.events "max", v1 and v2) */
+	int have_cpu;        /* cpu_usec was read (cpu_kind is CG_V2) */
+	uint64_t cpu_usec;   /* CPU time of every process that was in it */
 };
 
 /*
@@ -100,6 +113,18 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
  */
 int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name,
 		  const struct cg_limits *lim, char *err, size_t errlen);
+
+/*
+ * After cgroup_create(): also measure the CPU time of the whole tree,
+ * processes killed at the end included (cpu.stat usage_usec, read by
+ * cgroup_usage()).  An execution asks for it, a tool call does not.  Uses
+ * the v2 cgroup of memory or pids when there is one, else makes `name`
+ * under our own v2 cgroup when we may move a process there (see cpu_kind).
+ * Never fails: without a place, cpu_kind stays CG_NONE and cg->note says
+ * why.  The executor then joins it with the others (cgroup_v2_dirfd,
+ * cgroup_attach) and cgroup_destroy() removes it.
+ */
+void cgroup_cpu_account(struct cg_run *cg, const struct cg_host *h, const char *name);
 
 /* Move process pid (as this process's pid namespace numbers it) into every
  * cgroup of cg.  0 when cg has none. */
@@ -153,7 +178,8 @@ int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err,
 int cgroup_tasks_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
 
 /* The fd of cg's cgroup v2 directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC|
- * O_NOFOLLOW), for clone3's CLONE_INTO_CGROUP, when any kind is CG_V2; the
+ * O_NOFOLLOW), for clone3's CLONE_INTO_CGROUP, when any kind (cpu
+ * included) is CG_V2; the
  * caller owns it.  -1 with err "" when no kind is CG_V2 (nothing to open);
  * -1 with err filled when the open failed. */
 int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen);
@@ -166,8 +192,8 @@ int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen);
  * for a short one). */
 int cgroup_self_attach(const int fds[CG_PROCS_FDS]);
 
-/* Read peak memory, OOM and pids-limit events.  Fields of a kind that is
- * CG_NONE, or whose file this kernel lacks, stay 0. */
+/* Read peak memory, OOM and pids-limit events, and CPU time.  Fields of a
+ * kind that is CG_NONE, or whose file this kernel lacks, stay 0. */
 int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t errlen);
 
 /*

@@ -194,23 +194,23 @@ static int parse_inputs(const cJSON *it, struct serve_exec_req *out, char *err, 
 	return 0;
 }
 
-/* context.h judges the context: the one parser `cordon run --context`
- * uses, so both paths accept exactly the same contexts. */
+/* context.h judges the context: the same check `cordon run --context`
+ * makes after its parse, so both paths accept exactly the same contexts.
+ * The object is judged as parsed, not printed and parsed again: a print
+ * turns 1e999 (infinity to cJSON) into null and hides what was sent.
+ * \u0000 and duplicate keys were refused for the whole body already. */
 static int parse_context(const cJSON *it, struct serve_exec_req *out, char *err, size_t n)
 {
 	char why[256] = "";
-	char *text;
 
 	if (cJSON_IsNull(it))
 		return 0;
 	if (!cJSON_IsObject(it))
 		return fail(err, n, "context: must be an object or null");
-	text = cJSON_PrintUnformatted(it);
-	if (text == NULL)
-		return fail(err, n, "out of memory");
-	out->context = context_parse(text, strlen(text), why, sizeof(why));
-	cJSON_free(text);
-	return out->context ? 0 : fail(err, n, "context: %s", why);
+	if (context_check(it, why, sizeof(why)) != 0)
+		return fail(err, n, "context: %s", why);
+	out->context = cJSON_Duplicate(it, 1);
+	return out->context ? 0 : fail(err, n, "out of memory");
 }
 
 static int parse_request_id(const cJSON *it, struct serve_exec_req *out, char *err, size_t n)

@@ -344,7 +344,7 @@ SAMPLE_RESULT = {
     "toolCalls": [{"requestId": "r1", "tool": "calc.check", "decision": "allowed", "check": "exec",
                    "durationMs": 73, "toolMs": 63}],
     "peerRefusals": 0,
-    "usage": {"cpuMs": 226, "maxRssKiB": 32028, "memoryPeakBytes": 51916800, "workspaceDeltaBytes": 8192,
+    "usage": {"cpuMs": 226, "cpuSource": "cgroup-v2", "maxRssKiB": 32028, "memoryPeakBytes": 51916800, "workspaceDeltaBytes": 8192,
               "workspaceEntries": 2},
     "enforcement": {"namespaces": "user,mount,pid,net,ipc,uts,cgroup",
                     "filesystem": "tmpfs root, 5 read-only binds, workspace rw, pivot_root", "network": "none",

@@ -332,14 +332,22 @@ static void test_fake_v2_own_cgroup(void **state)
 	get(want, "cgroup.procs", buf, sizeof(buf));
 	assert_string_equal(buf, "4242");
 
+	/* CPU time from the same directory: no cgroup of its own. */
+	cgroup_cpu_account(&cg, &h, "cordon-e1");
+	assert_int_equal(cg.cpu_kind, CG_V2);
+	assert_string_equal(cg.cpu_dir, want);
 	put(want, "memory.peak", "5001216\n");
 	put(want, "memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 1\n");
 	put(want, "pids.events", "max 3\n");
+	put(want, "cpu.stat", "usage_usec 5712345\nuser_usec 5000000\nsystem_usec 712345\n");
 	assert_int_equal(cgroup_usage(&cg, &u, err, sizeof(err)), 0);
 	assert_int_equal(u.mem_peak, 5001216);
 	assert_true(u.mem_limit_hit);
 	assert_true(u.oom_killed);
 	assert_true(u.pids_max_hit);
+	assert_int_equal(u.pids_max_events, 3);
+	assert_true(u.have_cpu);
+	assert_int_equal(u.cpu_usec, 5712345);
 	put(want, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
 	put(want, "pids.events", "max 0\n");
 	assert_int_equal(cgroup_usage(&cg, &u, err, sizeof(err)), 0);
@@ -506,6 +514,69 @@ static void test_fake_v2_memory_v1_pids(void **state)
 	assert_int_equal(cg.pids_kind, CG_V1);
 	pathf(want, sizeof(want), "%s/cordon-e7", fk.own);
 	assert_false(exists(want));
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+	fake_free(&fk);
+}
+
+/* cpu_ms_misses_killed_children (issue 15): on a hybrid host (v1 limits,
+ * a v2 mount beside them) CPU time is measured in a v2 cgroup of its own,
+ * entered with the others (the v2 dirfd, or attach), read from cpu.stat,
+ * and removed by destroy; pids.events' count is kept. */
+static void test_fake_cpu_account_hybrid(void **state)
+{
+	struct fake fk;
+	struct cg_host h;
+	struct cg_run cg;
+	struct cg_usage u;
+	struct cg_limits only_pids = { 0, 16 };
+	char err[512] = "", buf[256], cpu[PATH_MAX * 2], pids[PATH_MAX * 2];
+	struct stat st, st2;
+	int fd;
+
+	(void)state;
+	fake_v2_memory_v1_pids(&fk, &h);
+	create_ok(&cg, &h, "cordon-e8", &only_pids);
+	assert_int_equal(cg.pids_kind, CG_V1);
+	assert_int_equal(cg.cpu_kind, CG_NONE);
+	assert_int_equal(cgroup_v2_dirfd(&cg, err, sizeof(err)), -1);
+	cgroup_cpu_account(&cg, &h, "cordon-e8");
+	assert_int_equal(cg.cpu_kind, CG_V2);
+	pathf(cpu, sizeof(cpu), "%s/cordon-e8", fk.own);
+	pathf(pids, sizeof(pids), "%s/pids/cordon-e8", fk.tmp);
+	assert_string_equal(cg.cpu_dir, cpu);
+	assert_string_equal(cg.cpu_rel, "/svc/cordon-e8");
+	assert_true(exists(cpu));
+	fd = cgroup_v2_dirfd(&cg, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(stat(cpu, &st2), 0);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	close(fd);
+	assert_int_equal(cgroup_attach(&cg, 4244, err, sizeof(err)), 0);
+	get(cpu, "cgroup.procs", buf, sizeof(buf));
+	assert_string_equal(buf, "4244");
+	put(pids, "pids.events", "max 5\n");
+	put(cpu, "cpu.stat", "usage_usec 5700999\n");
+	assert_int_equal(cgroup_usage(&cg, &u, err, sizeof(err)), 0);
+	assert_int_equal(u.pids_max_events, 5);
+	assert_true(u.pids_max_hit);
+	assert_true(u.have_cpu);
+	assert_int_equal(u.cpu_usec, 5700999);
+	put(cpu, "cgroup.procs", "");
+	put(pids, "cgroup.procs", "");
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+	assert_false(exists(cpu));
+	assert_false(exists(pids));
+	assert_int_equal(cg.cpu_kind, CG_NONE);
+	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
+
+	/* No v2 cgroup we may write: none, and the note says rusage. */
+	create_ok(&cg, &h, "cordon-e9", &only_pids);
+	h.v2.dir[0] = '\0';
+	cgroup_cpu_account(&cg, &h, "cordon-e9");
+	assert_int_equal(cg.cpu_kind, CG_NONE);
+	assert_non_null(strstr(cg.note, "CPU time from rusage"));
+	put(cg.pids_dir, "cgroup.procs", "");
 	assert_int_equal(cgroup_destroy(&cg, err, sizeof(err)), 0);
 	fake_free(&fk);
 }
@@ -1429,6 +1500,7 @@ int main(void)
 		cmocka_unit_test(test_fake_v2_busy_own_uses_sibling),
 		cmocka_unit_test(test_fake_v2_busy_top_is_none),
 		cmocka_unit_test(test_fake_v2_memory_v1_pids),
+		cmocka_unit_test(test_fake_cpu_account_hybrid),
 		cmocka_unit_test(test_fake_fast_attach_fds),
 		cmocka_unit_test(test_fake_create_failures),
 		cmocka_unit_test(test_fake_destroy_kills_only_members),

@@ -19,7 +19,7 @@
 
 static struct outcome run(enum sup_end end, int wstatus, int oom, size_t nviol)
 {
-	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated", NULL, NULL };
+	struct outcome_in in = { end, wstatus, oom, nviol, "Terminated", NULL, NULL, 0 };
 	struct outcome o;
 
 	outcome_classify(&in, &o);
@@ -83,6 +83,40 @@ static void test_oom(void **state)
 	assert_string_equal(o.signal, "KILL");
 }
 
+/* pids_limit_never_reported (issue 15): a program that failed after the
+ * pids cgroup refused a fork is limit_exceeded / pids_limit; one that
+ * handled the refusal and exited 0 succeeded; OOM and the supervisor's
+ * verdicts still come first. */
+static void test_pids_limit(void **state)
+{
+	struct outcome_in in = { SUP_EXITED, EXITED(1), 0, 0, "Terminated", NULL, NULL, 2 };
+	struct outcome o;
+
+	(void)state;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.status, "limit_exceeded");
+	assert_int_equal(o.exit_code_run, OUTCOME_EXIT_FAILED);
+	assert_string_equal(o.error_code, "pids_limit");
+	in.wstatus = KILLED(SIGSEGV);
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "pids_limit");
+	in.wstatus = EXITED(0);
+	outcome_classify(&in, &o);
+	assert_string_equal(o.status, "succeeded");
+	in.nviolations = 1;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "output_contract");
+	in = (struct outcome_in){ SUP_EXITED, KILLED(SIGKILL), 1, 0, "Terminated", NULL, NULL, 2 };
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "memory_limit");
+	in.end = SUP_TIMED_OUT;
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "timeout");
+	in = (struct outcome_in){ SUP_EXITED, EXITED(1), 0, 0, "Terminated", NULL, NULL, 0 };
+	outcome_classify(&in, &o);
+	assert_string_equal(o.error_code, "program_failed");
+}
+
 /* The supervisor's verdicts win over everything the program did: its
  * SIGKILL exit is the supervisor's doing. */
 static void test_supervisor_verdicts_win(void **state)
@@ -105,7 +139,7 @@ static void test_supervisor_verdicts_win(void **state)
 
 static struct outcome faulted(enum sup_end end, int wstatus, int oom, const char *stage, const char *msg)
 {
-	struct outcome_in in = { end, wstatus, oom, 0, "Terminated", stage, msg };
+	struct outcome_in in = { end, wstatus, oom, 0, "Terminated", stage, msg, 0 };
 	struct outcome o;
 
 	outcome_classify(&in, &o);
@@ -173,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_full_rundir_audit_lost_is_error),
 		cmocka_unit_test(test_fault_wins_over_verdicts),
 		cmocka_unit_test(test_ran_unrecorded_is_in_doubt),
+		cmocka_unit_test(test_pids_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

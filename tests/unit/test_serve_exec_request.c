@@ -236,12 +236,26 @@ static void test_exec_request_inputs(void **state)
 #undef IN
 }
 
+/* context_utf8_inf_accepted (issue 15): the context of a request is
+ * judged as parsed, so 1e999 is named as such (a reprint made it null) and
+ * a string that is not UTF-8 is refused with its field and byte. */
+static void test_exec_request_context_utf8_inf_accepted(void **state)
+{
+	(void)state;
+	refused("{\"app\":\"a\",\"code\":\"\",\"context\":{\"accounting\":{\"quota\":1e999}}}",
+		"context: accounting field 'quota' is not a number within +-2^53 (it overflows a double)");
+	refused("{\"app\":\"a\",\"code\":\"\",\"context\":{\"user\":\"ab\xff\"}}",
+		"context: the value of 'user' is not valid UTF-8 (byte 2)");
+	refused("{\"app\":\"a\",\"code\":\"\",\"context\":{\"roles\":[\"ok\",\"\xc0\xaf\"]}}",
+		"context: a string of 'roles' is not valid UTF-8 (byte 0)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_request_full),   cmocka_unit_test(test_exec_request_minimal),
 		cmocka_unit_test(test_exec_request_framing), cmocka_unit_test(test_exec_request_fields),
-		cmocka_unit_test(test_exec_request_inputs),
+		cmocka_unit_test(test_exec_request_inputs), cmocka_unit_test(test_exec_request_context_utf8_inf_accepted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
