@@ -1267,7 +1267,8 @@ int sandbox_wait(struct sandbox *sb, int cancel_fd)
 				      .ws_bytes_max = sb->ws_bytes_max,
 				      .ws_inodes_max = sb->ws_inodes_max,
 				      .pidfd = sb->pidfd,
-				      .cancel_fd = cancel_fd };
+				      .cancel_fd = cancel_fd,
+				      .init_fd = sb->fd_init };
 	/* supervise_run reaps the executor whatever happens. */
 	if (supervise_run(&cfg, &sb->out, &sb->err, &sb->so, buf, sizeof(buf)) != 0) {
 		sb_fail(sb, "supervise", "%s", buf);

@@ -272,7 +272,7 @@ static void init_lockdown(const struct launch_plan *lp)
 void launch_init(const struct launch_plan *lp, pid_t prog)
 {
 	sigset_t chld;
-	int sfd, ctl = lp->init_fd, prog_status = 0, prog_done = 0, killed = 0;
+	int sfd, ctl = lp->init_fd, prog_status = 0, prog_done = 0, killed = 0, asked = 0;
 	uint32_t flags = 0;
 	uint64_t deadline = 0, linger = 0;
 
@@ -310,8 +310,8 @@ void launch_init(const struct launch_plan *lp, pid_t prog)
 		if (r < 0 && errno == ECHILD)
 			break;
 		now = init_now_ns();
-		if (!killed && (prog_done || (deadline != 0 && now >= deadline))) {
-			if (!prog_done)
+		if (!killed && (prog_done || asked || (deadline != 0 && now >= deadline))) {
+			if (!prog_done && !asked)
 				flags |= LAUNCH_INIT_F_DEADLINE;
 			/* From pid 1, every other process of the namespace. */
 			kill(-1, SIGKILL);
@@ -332,9 +332,12 @@ void launch_init(const struct launch_plan *lp, pid_t prog)
 		}
 		if (pfd[1].revents) {
 			struct launch_init_msg m;
-			int got = launch_init_recv(ctl, LAUNCH_INIT_ARM, &m);
+			/* Before ARM only ARM is valid, after it only KILL. */
+			int got = launch_init_recv(ctl, deadline == 0 ? LAUNCH_INIT_ARM : LAUNCH_INIT_KILL, &m);
 
-			if (got == 1 && deadline == 0 && m.deadline_ns != 0) {
+			if (got == 1 && deadline != 0) {
+				asked = 1;
+			} else if (got == 1 && m.deadline_ns != 0) {
 				deadline = m.deadline_ns + LAUNCH_INIT_GRACE_MS * 1000000ull;
 				init_lockdown(lp);
 				if (launch_init_send(ctl, LAUNCH_INIT_ARMED, 0, 0, 0) != 0)

@@ -116,6 +116,13 @@ struct launch_plan {
  *   init -> supervisor  LAUNCH_INIT_ARMED, the answer: the deadline is set
  *                       and init locked down (not dumpable, its filter),
  *                       so the go byte may follow;
+ *   supervisor -> init  LAUNCH_INIT_KILL, when the supervisor ends the run
+ *                       (timeout, breach, cancel): init kills and reaps
+ *                       the namespace itself, so the CPU time of every
+ *                       process killed counts in its rusage (a SIGKILL
+ *                       to init instead lets the kernel's teardown reap
+ *                       them uncounted); the supervisor still sends
+ *                       SIGKILL to init if it has not ended soon after;
  *   init -> supervisor  LAUNCH_INIT_END, once the program has ended and
  *                       everything else in the namespace with it: the
  *                       program's wait status, and whether init's own
@@ -124,6 +131,7 @@ struct launch_plan {
 #define LAUNCH_INIT_ARM 0xc0d1a001u
 #define LAUNCH_INIT_END 0xc0d1e002u
 #define LAUNCH_INIT_ARMED 0xc0d1a003u
+#define LAUNCH_INIT_KILL 0xc0d1c004u
 #define LAUNCH_INIT_F_DEADLINE 1u
 /* How long after the supervisor's timeout init's own kill comes: enough
  * that a running supervisor always acts first (and reports timed_out as it
@@ -135,7 +143,7 @@ struct launch_plan {
 #define LAUNCH_INIT_LINGER_MS 1000u
 
 struct launch_init_msg {
-	uint32_t magic;       /* LAUNCH_INIT_ARM, _ARMED or _END */
+	uint32_t magic;       /* LAUNCH_INIT_ARM, _ARMED, _KILL or _END */
 	uint32_t flags;       /* END: LAUNCH_INIT_F_DEADLINE */
 	int32_t wstatus;      /* END: the program's, as wait4() gave it to init */
 	uint32_t reserved;    /* 0 */

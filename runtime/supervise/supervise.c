@@ -4,9 +4,9 @@
  * One poll() over the executor's pidfd, the two output pipes and the
  * caller's cancel fd; the timeout and the workspace monitor are deadlines
  * on the same clock.  No process signal is used: a server drives many of
- * these loops at once from its threads.  The executor is pid 1
- * of its pid namespace, so one SIGKILL to it ends every process inside: a
- * breach never has to chase forks.
+ * these loops at once from its threads.  The executor's init is pid 1 of
+ * its pid namespace, so its end ends every process inside: a breach never
+ * has to chase forks.
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/launch/launch.h"
 #include "runtime/supervise/supervise.h"
 
 static uint64_t now_ms(void)
@@ -67,13 +68,25 @@ static int ws_breached(const struct supervise_cfg *cfg, struct supervise_out *re
 	       (cfg->ws_inodes_max != 0 && u.inodes > cfg->ws_inodes_max);
 }
 
+/* Ends the run: init is asked to kill and reap (launch.h), so the CPU of
+ * what it kills is counted; when there is no init channel, or it cannot
+ * take the message, SIGKILL at once.  Returns when SIGKILL is due (now,
+ * or after SUPERVISE_KILL_WAIT_MS). */
+static uint64_t supervise_kill(const struct supervise_cfg *cfg, uint64_t now)
+{
+	if (cfg->init_fd >= 0 && launch_init_send(cfg->init_fd, LAUNCH_INIT_KILL, 0, 0, 0) == 0)
+		return now + SUPERVISE_KILL_WAIT_MS;
+	kill(cfg->child, SIGKILL);
+	return 0;
+}
+
 int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct capture *err,
 		  struct supervise_out *res, char *msg, size_t n)
 {
 	uint64_t start = now_ms(), deadline, next_check;
 	struct ws_usage u0 = { 0, 0 };
 	int reaped = 0, killed = 0;
-	uint64_t drain_until = 0;
+	uint64_t drain_until = 0, hard_kill = 0;
 
 	memset(res, 0, sizeof(*res));
 	res->end = SUP_EXITED;
@@ -93,16 +106,20 @@ int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct c
 			break;
 		if (!reaped && !killed && t >= deadline) {
 			res->end = SUP_TIMED_OUT;
-			kill(cfg->child, SIGKILL);
+			hard_kill = supervise_kill(cfg, t);
 			killed = 1;
 		}
 		if (!reaped && !killed && t >= next_check) {
 			if (ws_breached(cfg, res)) {
 				res->end = SUP_WS_BREACH;
-				kill(cfg->child, SIGKILL);
+				hard_kill = supervise_kill(cfg, t);
 				killed = 1;
 			}
 			next_check = t + (cfg->monitor_ms ? cfg->monitor_ms : 500);
+		}
+		if (!reaped && hard_kill != 0 && t >= hard_kill) {
+			kill(cfg->child, SIGKILL);
+			hard_kill = 0;
 		}
 		wake = reaped ? drain_until : (killed ? t + 100 : (deadline < next_check ? deadline : next_check));
 		timeout = wake > t ? (int)(wake - t) : 0;
@@ -127,7 +144,7 @@ int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct c
 		 * once acted on. */
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) && !reaped && !killed) {
 			res->end = SUP_CANCELLED;
-			kill(cfg->child, SIGKILL);
+			hard_kill = supervise_kill(cfg, t);
 			killed = 1;
 		}
 		if (!reaped) {

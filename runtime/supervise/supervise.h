@@ -41,7 +41,15 @@ struct supervise_cfg {
 	uint64_t ws_inodes_max;
 	int pidfd;          /* the child's pidfd: readable once it exited */
 	int cancel_fd;      /* -1, or readable = cancel (the caller reads it) */
+	int init_fd;        /* -1, or the init channel (launch.h): a kill asks
+			     * init first, so the processes it kills are
+			     * reaped and counted, then SIGKILLs it */
 };
+
+/* How long init has to kill and reap the namespace when asked before
+ * the supervisor SIGKILLs it: reaping killed processes takes
+ * milliseconds; a stuck or gone init must not hold the run. */
+#define SUPERVISE_KILL_WAIT_MS 200u
 
 struct supervise_out {
 	enum sup_end end;
@@ -53,7 +61,8 @@ struct supervise_out {
 };
 
 /* Runs until the executor is reaped.  Any breach kills the whole pid
- * namespace (SIGKILL to its pid 1).  Returns 0, or -1 with msg on a
+ * namespace (LAUNCH_INIT_KILL to its pid 1, then SIGKILL to it if it has
+ * not ended within SUPERVISE_KILL_WAIT_MS).  Returns 0, or -1 with msg on a
  * supervisor failure (the executor is killed and reaped then too). */
 int supervise_run(const struct supervise_cfg *cfg, struct capture *out, struct capture *err,
 		  struct supervise_out *res, char *msg, size_t n);
