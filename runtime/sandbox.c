@@ -268,7 +268,12 @@ int sandbox_host_probe(struct sandbox_host *h, const struct sandbox_host_opts *o
 		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
 		return -1;
 	}
-	if (ledger_state_dir(o->state_dir, h->rootless, h->state_dir, sizeof(h->state_dir), err, sizeof(err)) != 0) {
+	if (ledger_state_dir(o->state_dir, h->rootless, h->state_dir, sizeof(h->state_dir), err, sizeof(err)) != 0 ||
+	    (o->share_ledger && h->state_dir[0] != '\0' &&
+	     (ledger_default_parents(h->state_dir, h->rootless, err, sizeof(err)) != 0 ||
+	      ledger_open(h->state_dir, &h->ledger, err, sizeof(err)) != 0))) {
+		h->ledger = NULL;
+		sandbox_host_free(h);
 		snprintf(e->stage, sizeof(e->stage), "ledger");
 		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
 		return -1;
@@ -280,6 +285,8 @@ void sandbox_host_free(struct sandbox_host *h)
 {
 	secrets_free(h->secrets);
 	h->secrets = NULL;
+	ledger_close(h->ledger);
+	h->ledger = NULL;
 }
 
 /* ---- new ----------------------------------------------------------------- */
@@ -1188,6 +1195,7 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 					 .context = sb->context,
 					 .agent = sb->agent,
 					 .state_dir = sb->h->state_dir,
+					 .ledger = sb->h->ledger,
 					 .secrets = sb->h->secrets,
 					 .audit_fd = sb->audit_fd,
 					 .peer_uid = sb->host_uid,

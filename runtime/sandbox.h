@@ -58,6 +58,7 @@
 #include "runtime/launch/cgroup.h"
 
 struct secrets;
+struct ledger;
 
 #define SANDBOX_MAX_INPUTS 64
 
@@ -66,6 +67,11 @@ struct sandbox_host_opts {
 	const char *state_dir; /* the ledger; NULL: /var/lib/cordon or ~/.local/state/cordon */
 	const char *secrets;   /* NAME=value file for the tools' env_from */
 	const char *host_ids;  /* --host-ids text; NULL: HOSTID_RANGE_DEFAULT_TEXT */
+	/* Open the ledger here, once, and share it among every sandbox of
+	 * the process (serve): its open checks identity and integrity, a
+	 * cost a server should pay at start, where a refused ledger also
+	 * stops it.  0: each run opens it at its first call that needs it. */
+	int share_ledger;
 };
 
 /* Probed once, then only read (any number of threads). */
@@ -76,6 +82,7 @@ struct sandbox_host {
 	char state_dir[PATH_MAX];
 	struct secrets *secrets;
 	struct hostid_range ids;
+	struct ledger *ledger;  /* share_ledger and a state directory: open */
 };
 
 /* A harness error: the stage names the step (exec.harness.<stage>). */

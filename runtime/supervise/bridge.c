@@ -660,7 +660,9 @@ static struct ledger *bridge_ledger(struct bridge *b, char *err, size_t n)
 	/* A failed open is tried again at the next call: a busy database
 	 * or a directory made a moment late must not fail the whole run. */
 	pthread_mutex_lock(&b->mu);
-	if (b->ledger == NULL && b->cfg.state_dir[0] == '\0')
+	if (b->ledger == NULL && b->cfg.ledger != NULL)
+		b->ledger = b->cfg.ledger;
+	else if (b->ledger == NULL && b->cfg.state_dir[0] == '\0')
 		snprintf(b->ledger_err, sizeof(b->ledger_err),
 			 "ledger: no state directory (cordon run --state-dir, or a HOME to keep it in)");
 	else if (b->ledger == NULL) {
@@ -1775,7 +1777,8 @@ void bridge_free(struct bridge *b)
 	bridge_stop(b);
 	if (b->ledger != NULL) {
 		ledger_run_end(b->ledger, b->cfg.exec_id, err, sizeof(err));
-		ledger_close(b->ledger);
+		if (b->ledger != b->cfg.ledger)
+			ledger_close(b->ledger);
 	}
 	if (b->listen_fd >= 0)
 		close(b->listen_fd);

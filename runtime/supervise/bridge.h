@@ -40,6 +40,9 @@ struct bridge_cfg {
 	const char *agent;        /* NULL: no agent given, so no tool is known */
 	const char *state_dir;    /* the ledger's directory, opened at the first call that needs it;
 				   * "": none, and a call that needs it is refused */
+	struct ledger *ledger;    /* borrowed: one ledger a server shares among its
+				   * runs (its open pays the integrity check once);
+				   * NULL: opened from state_dir as above */
 	const struct secrets *secrets;
 	int audit_fd;             /* logs/tool-calls.jsonl, O_APPEND; stays the caller's */
 	uid_t peer_uid;           /* host uid of the executor */

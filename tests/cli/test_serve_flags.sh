@@ -66,3 +66,25 @@ expect_err "app 'cafe' is also the app of"
 [ -e "$T/s.sock" ] && die "a socket was made by a server that did not start"
 [ -e "$T/work" ] && die "a work directory was made by a server that did not start"
 pass "a policy directory that does not load is a failed start"
+
+# Issue 15: serve opens the ledger at start.  A fresh state directory is
+# a clean start, the ledger made there before anything listens; once that
+# ledger is emptied (its ledger.id still names it) the next start stops,
+# and nothing listens.
+rm "$T/pols/again.cpol"
+mkdir "$T/state"
+"$CORDON" serve $ok --pool 0 --state-dir "$T/state" 2>"$T/serve.err" &
+spid=$!
+i=0
+while [ ! -S "$T/s.sock" ] && [ $i -lt 100 ] && kill -0 $spid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+[ -S "$T/s.sock" ] || { kill -9 $spid 2>/dev/null; die "serve did not start on a fresh state dir: $(cat "$T/serve.err")"; }
+[ -s "$T/state/ledger.sqlite3" ] && [ -s "$T/state/ledger.id" ] ||
+	{ kill -9 $spid; die "serve listened before making its ledger in $T/state"; }
+kill -TERM $spid; wait $spid
+rm -f "$T/s.sock"
+: > "$T/state/ledger.sqlite3"
+expect_rc 1 "$CORDON" serve $ok --state-dir "$T/state"
+expect_err "cannot start"
+expect_err "ledger.sqlite3 is empty"
+[ -e "$T/s.sock" ] && die "a socket was made by a server whose ledger was refused"
+pass "serve opens the ledger at start; one that fails its checks stops the start"

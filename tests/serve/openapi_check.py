@@ -351,7 +351,7 @@ SAMPLE_RESULT = {
                     "identity": "uid 1001 gid 1000 as host 1892418555/1892418555, no supplementary groups",
                     "memory": "cgroup-v1", "pids": "cgroup-v1", "landlock": "abi-7",
                     "seccomp": "filter(246 insns)", "capabilities": "none", "noNewPrivs": True,
-                    "rlimits": "fsize,nofile,core"},
+                    "rlimits": "fsize,nofile,core", "timeout": "supervisor+pid-ns-init"},
     "error": None,
 }
 
