@@ -27,7 +27,7 @@ as_user() {
 leftovers() {
 	# cgroups are named cordon-<supervisor pid>-<id>: one whose supervisor
 	# is gone was left behind (live ones may belong to concurrent runs).
-	for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-*' 2>/dev/null); do
+	for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-[0-9]*' 2>/dev/null); do
 		p=$(basename "$d" | cut -d- -f2)
 		kill -0 "$p" 2>/dev/null || die "$mode: cgroup left behind: $d"
 	done
