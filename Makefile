@@ -5,6 +5,7 @@
 #   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
 #   make bench      print benchmark figures
+#   make compat     CPython's own tests inside python-compute: the share that passes
 #   make install    PREFIX=/usr/local, DESTDIR supported
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
@@ -283,6 +284,16 @@ bench: deps all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do CORDON_SRC=$(CURDIR) $$b; done
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh bench/bench_run.sh
 	@/usr/bin/python3 bench/bench_serve.py $(abspath $(B)) $(CURDIR)
+
+# CPython's own regression tests, bare and inside python-compute: the share
+# that still passes (docs/profiles.md).  Needs Debian's
+# libpython3.11-testsuite, installed here when missing (as root).
+.PHONY: compat
+compat: deps all
+	@dpkg -s libpython3.11-testsuite >/dev/null 2>&1 || { [ "$$(id -u)" -eq 0 ] && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpython3.11-testsuite >/dev/null; } || \
+		{ echo "make compat: needs libpython3.11-testsuite (apt-get install it as root)"; exit 1; }
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) /usr/bin/python3 tests/compat/run.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cordon/policies \

@@ -633,7 +633,7 @@ static int prep_plan(struct sandbox *sb)
 {
 	struct launch_plan *lp = &sb->lp;
 	const struct cpol_policy *p = sb->pol;
-	int has_tmp = 0, has_etc = 0;
+	int has_tmp = 0, has_etc = 0, has_usr = 0, has_bin = 0;
 	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom" };
 	char *stubs;
 
@@ -667,6 +667,8 @@ static int prep_plan(struct sandbox *sb)
 			goto too_many;
 		has_tmp |= strcmp(pm->target, "/tmp") == 0;
 		has_etc |= strcmp(pm->target, "/etc") == 0;
+		has_usr |= strcmp(pm->target, "/usr") == 0;
+		has_bin |= strcmp(pm->target, "/bin") == 0 || strcmp(pm->target, "/sbin") == 0;
 	}
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
 		if (plan_mount(lp, LM_DEVFILE, devs[i], devs[i]) == NULL)
@@ -715,6 +717,7 @@ static int prep_plan(struct sandbox *sb)
 		lp->nlandlock_rw = 3;
 	}
 	lp->write_etc = !has_etc;
+	lp->usr_links = has_usr && !has_bin;
 	for (uint32_t i = 0; i < p->nenv; i++)
 		if (plan_env(sb, p->env[i].key, p->env[i].value) != 0)
 			goto env;

@@ -50,6 +50,7 @@ struct launch_plan {
 	struct launch_mount mounts[LAUNCH_MAX_MOUNTS];
 	unsigned nmounts;
 	int write_etc;          /* no /etc mount: write minimal passwd and group */
+	int usr_links;          /* /usr mounted, /bin and /sbin not: link them into it */
 	/* Writable under landlock beyond the rw mounts (inside an LM_PRIVATE). */
 	const char *landlock_rw[4];
 	unsigned nlandlock_rw;

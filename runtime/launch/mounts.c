@@ -187,18 +187,30 @@ static int write_file(const char *path, const char *text)
 }
 
 /* /etc/passwd and /etc/group naming the executor's ids, so `id` and
- * getpwuid() answer instead of failing; only when /etc is not a mount. */
+ * getpwuid() answer instead of failing; only when /etc is not a mount.
+ * root and nobody as well, as on every Linux system: tarfile, shutil.chown,
+ * pwd.getpwnam("root") and the files of unmapped owners (which the user
+ * namespace shows as 65534) name them, and a program that finds neither
+ * fails where it would work on any host.  Neither is an identity the
+ * program can take: it has no capabilities and no setuid binary. */
 static int write_etc(const struct launch_plan *lp, char *msg, size_t n)
 {
-	char text[256];
+	char text[512];
+	int len;
 
 	if (mkdir_p(NEWROOT "/etc", 0755) != 0)
 		FAIL("mkdir /etc: %s", launch_strerror(errno));
-	snprintf(text, sizeof(text), "sandbox:x:%u:%u:cordon executor:/workspace/work:/usr/sbin/nologin\n",
-		 (unsigned)lp->uid, (unsigned)lp->gid);
+	len = snprintf(text, sizeof(text), "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		       "sandbox:x:%u:%u:cordon executor:/workspace/work:/usr/sbin/nologin\n",
+		       (unsigned)lp->uid, (unsigned)lp->gid);
+	if (lp->uid != 65534)
+		snprintf(text + len, sizeof(text) - (size_t)len,
+			 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
 	if (write_file(NEWROOT "/etc/passwd", text) != 0)
 		FAIL("write /etc/passwd: %s", launch_strerror(errno));
-	snprintf(text, sizeof(text), "sandbox:x:%u:\n", (unsigned)lp->gid);
+	len = snprintf(text, sizeof(text), "root:x:0:\nsandbox:x:%u:\n", (unsigned)lp->gid);
+	if (lp->gid != 65534)
+		snprintf(text + len, sizeof(text) - (size_t)len, "nogroup:x:65534:\n");
 	if (write_file(NEWROOT "/etc/group", text) != 0)
 		FAIL("write /etc/group: %s", launch_strerror(errno));
 	return 0;
@@ -277,6 +289,12 @@ int mounts_build(const struct launch_plan *lp, char *msg, size_t n)
 	}
 	if (lp->write_etc && write_etc(lp, msg, n) != 0)
 		goto out;
+	/* /bin and /sbin into /usr, as on a merged-/usr system (Debian 12):
+	 * "#!/bin/sh" scripts, subprocess(shell=True) and os.system name
+	 * /bin/sh, and a policy that mounts /usr should not have to know. */
+	if (lp->usr_links && ((symlink("usr/bin", NEWROOT "/bin") != 0 && errno != EEXIST) ||
+			      (symlink("usr/sbin", NEWROOT "/sbin") != 0 && errno != EEXIST)))
+		FAIL("link /bin and /sbin to /usr: %s", launch_strerror(errno));
 	/* /dev links the standard streams the way programs expect them. */
 	static const char *const links[][2] = { { "/proc/self/fd", "/dev/fd" },
 						{ "/proc/self/fd/0", "/dev/stdin" },

@@ -2,9 +2,9 @@
 # command line carries the runner's marker, then exit at once.  The runner
 # scans the host's /proc for the marker after the run: when this program
 # ends, the sandbox's init (pid 1) kills the rest of the pid namespace,
-# daemon and all.  python-compute
-# refuses setsid (ENOSYS); the daemon is made all the same, and under the
-# control open-seccomp it really leaves the session.  params "hold": sleep
+# daemon and all.  Both python-compute
+# and the control open-seccomp allow setsid: the daemon really leaves the
+# session.  params "hold": sleep
 # instead of exiting (the runner then cancels or kills the supervisor).
 import os
 import time

@@ -1,7 +1,7 @@
-# Make a device node for /dev/mem (char 1,1) in the workspace.  mknodat is
-# not in the profile (ENOSYS); without the filter the kernel still wants
-# CAP_MKNOD in the initial user namespace (EPERM), and the workspace is
-# nodev.
+# Make a device node for /dev/mem (char 1,1) in the workspace.  The
+# profile allows mknodat (os.mkfifo needs it); the kernel wants CAP_MKNOD
+# in the initial user namespace for a device (EPERM), and the workspace is
+# nodev besides.
 import os
 import stat
 

@@ -1,8 +1,8 @@
 # Declare an output that is a link to a host file (out/summary.txt ->
 # /etc/passwd), hoping the supervisor reads and hashes the target.  The
-# profile refuses symlink (ENOSYS); where a profile allows it (control
-# open-seccomp) the link is made and the supervisor's output walk must list
-# it as a violation `symlink` and hash nothing: the runner checks that.
+# profile allows symlink (ordinary Python makes links), so the link is made
+# and the supervisor's output walk must list it as a violation `symlink`
+# and hash nothing: the runner checks that.
 import os
 
 import blib

@@ -9,7 +9,7 @@ import blib
 marker = blib.params()["marker"]
 if os.fork() == 0:
     try:
-        os.setsid()                                    # ENOSYS under python-compute
+        os.setsid()                                    # a session of its own: the pid namespace still holds it
     except OSError:
         pass
     if os.fork() == 0:

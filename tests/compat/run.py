@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""run.py - make compat: CPython's own regression tests (Debian's
+libpython3.11-testsuite), module by module, bare and inside cordon run
+under the shipped python-compute profile; prints the share of the tests
+that pass bare which also pass inside.
+
+    BUILD=build SRC=. /usr/bin/python3 tests/compat/run.py [MODULE...]
+
+COMPAT_JOBS (default 2) modules at once; COMPAT_KEEP=DIR keeps the per-
+module JSON there.  Bare runs are as the unprivileged user cordon-test
+(created when missing), as the sandbox's program is unprivileged: tests
+that behave differently for root would otherwise count against cordon.
+Tests that cannot pass in any sandbox without inet networking or other
+users' identities are excepted by the patterns in exceptions.txt, each
+with its reason, and listed."""
+import concurrent.futures
+import fnmatch
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(os.environ.get("BUILD", "build"))
+SRC = os.path.abspath(os.environ.get("SRC", "."))
+HERE = os.path.join(SRC, "tests", "compat")
+PY = "/usr/bin/python3"
+USER = "cordon-test"
+GOAL = 98.0
+
+
+def modules(argv):
+    if argv:
+        return argv
+    out = []
+    with open(os.path.join(HERE, "modules.txt")) as f:
+        for ln in f:
+            if not ln.startswith("#"):
+                out += ln.split()
+    return out
+
+
+def exceptions():
+    """(pattern, reason) from exceptions.txt: `PATTERN  # reason`."""
+    out = []
+    with open(os.path.join(HERE, "exceptions.txt")) as f:
+        for ln in f:
+            ln = ln.strip()
+            if ln and not ln.startswith("#"):
+                pat, _, why = ln.partition("#")
+                out.append((pat.strip(), why.strip()))
+    return out
+
+
+def ensure_user():
+    try:
+        return pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER], check=True)
+        return pwd.getpwnam(USER)
+
+
+def program(mods, out):
+    with open(os.path.join(HERE, "inside.py")) as f:
+        body = f.read()
+    return "MODULES = %r\nOUT = %r\n%s" % (mods, out, body)
+
+
+def run_bare(work, mod, user):
+    d = tempfile.mkdtemp(prefix="bare-", dir=work)
+    os.chown(d, user.pw_uid, user.pw_gid)
+    prog = os.path.join(d, "main.py")
+    with open(prog, "w") as f:
+        f.write(program([mod], os.path.join(d, "compat.json")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": d, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "TMPDIR": d}
+    p = subprocess.run(["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--clear-groups",
+                        PY, "-I", prog], cwd=d, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=1800)
+    try:
+        with open(os.path.join(d, "compat.json")) as f:
+            return json.load(f)[0]
+    except (OSError, ValueError, IndexError):
+        return {"module": mod, "tests": {}, "why": {}, "crash": "bare exit %d: %s" % (p.returncode, p.stderr[-500:])}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_inside(work, blob, mod):
+    d = tempfile.mkdtemp(prefix="in-", dir=work)
+    prog = os.path.join(d, "main.py")
+    with open(prog, "w") as f:
+        f.write(program([mod], "/workspace/out/compat.json"))
+    rd = os.path.join(d, "run")
+    p = subprocess.run([os.path.join(BUILD, "cordon"), "run", "--policy", blob, "--code", prog, "--run-dir", rd,
+                        "--state-dir", os.path.join(d, "state")], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=1800)
+    try:
+        with open(os.path.join(rd, "out", "compat.json")) as f:
+            return json.load(f)[0]
+    except (OSError, ValueError, IndexError):
+        return {"module": mod, "tests": {}, "why": {}, "crash": "inside exit %d: %s" % (p.returncode, p.stdout[-800:])}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main(argv):
+    mods = modules(argv[1:])
+    excs = exceptions()
+    user = ensure_user()
+    work = tempfile.mkdtemp(prefix="cordon-compat.")
+    os.chmod(work, 0o755)
+    keep = os.environ.get("COMPAT_KEEP")
+    try:
+        blob = os.path.join(work, "compat.cpol")
+        subprocess.run([os.path.join(BUILD, "cordonc"), "compile", os.path.join(HERE, "app.yaml"),
+                        os.path.join(HERE, "tools.yaml"), "-o", blob], check=True, capture_output=True)
+        t0 = time.monotonic()
+        jobs = int(os.environ.get("COMPAT_JOBS", "2"))
+        with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+            bare = dict(zip(mods, ex.map(lambda m: run_bare(work, m, user), mods)))
+            inside = dict(zip(mods, ex.map(lambda m: run_inside(work, blob, m), mods)))
+        total = passed = 0
+        excepted = {}
+        lost = {}
+        print("%-34s %6s %6s %6s" % ("module", "bare", "inside", "except"))
+        for m in mods:
+            b, i = bare[m], inside[m]
+            for k in ("crash",):
+                if k in b:
+                    print("  %s: %s" % (m, b[k]))
+                if k in i:
+                    print("  %s: %s" % (m, i[k]))
+            ok_bare = [t for t, o in b["tests"].items() if o == "pass"]
+            mt = mp = mx = 0
+            for t in ok_bare:
+                why = next((w for p, w in excs if fnmatch.fnmatchcase(t, p)), None)
+                if why is not None and i["tests"].get(t) != "pass":
+                    excepted.setdefault(why, []).append(t)
+                    mx += 1
+                    continue
+                mt += 1
+                if i["tests"].get(t) == "pass":
+                    mp += 1
+                else:
+                    lost[t] = (i["tests"].get(t, "missing"), i["why"].get(t, ""))
+            total += mt
+            passed += mp
+            print("%-34s %6d %6d %6d" % (m, mt, mp, mx))
+            if keep:
+                os.makedirs(keep, exist_ok=True)
+                with open(os.path.join(keep, m + ".json"), "w") as f:
+                    json.dump({"bare": b, "inside": i}, f)
+        if keep:
+            with open(os.path.join(keep, "lost.json"), "w") as f:
+                json.dump(lost, f, indent=1)
+        for why, ts in sorted(excepted.items()):
+            print("excepted (%s): %d tests" % (why, len(ts)))
+        share = 100.0 * passed / total if total else 0.0
+        print("compat: %d of %d tests that pass bare pass inside: %.1f%% (goal %.0f%%; %d excepted; %.0f s)"
+              % (passed, total, share, GOAL, sum(len(x) for x in excepted.values()), time.monotonic() - t0))
+        return 0 if share >= GOAL else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
