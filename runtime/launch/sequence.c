@@ -264,7 +264,10 @@ void launch_child(const struct launch_plan *lp)
 			die(lp, "seccomp", launch_strerror(errno));
 	}
 	{
-		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)SANDBOX_LOADER, NULL };
+		/* -u: stdout and stderr unbuffered, so what the program printed
+		 * before a kill (its timeout, a limit, a cancel) is in the
+		 * result; a buffered interpreter lost it with its memory. */
+		char *const argv[] = { (char *)"python3", (char *)"-I", (char *)"-u", (char *)SANDBOX_LOADER, NULL };
 
 		/* 12. The interpreter, with the environment of the plan. */
 		execve(lp->interpreter, argv, lp->envp);

@@ -14,6 +14,10 @@ cp "$SRC/examples/cafe/app.yaml" "$SRC/examples/cafe/tools.yaml" "$SRC/examples/
 mkdir "$T/bin" && cp "$CORDONC" "$CORDON" "$T/bin/" && chmod 755 "$T" "$T/bin" "$T/bin/"* && chmod 644 "$T/"*.*
 "$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/cafe.cpol" >"$_out" 2>"$_err" || die "compile"
 chmod 644 "$T/cafe.cpol"
+sed 's/^    timeout: 30s$/    timeout: 2s/' "$T/app.yaml" >"$T/short.yaml"
+grep -q '^    timeout: 2s$' "$T/short.yaml" || die "short.yaml: the cafe's timeout line moved"
+"$CORDONC" compile "$T/short.yaml" "$T/tools.yaml" -o "$T/short.cpol" >"$_out" 2>"$_err" || die "compile short"
+chmod 644 "$T/short.cpol"
 
 # field FILE EXPR: print a Python expression over the result r.
 field() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
@@ -158,6 +162,17 @@ PYEOF
 		[ "$(cat "$TMPDIR_RUN/ae/out/${f%%:*}")" = "${f#*:}" ] || die "$mode: at exit: out/${f%%:*} is not ${f#*:}"
 	done
 	[ "$(wc -c <"$TMPDIR_RUN/ae/out/bin.dat")" = 10 ] || die "$mode: at exit: a binary file's buffer was lost"
+	# Regression (issue 14): what a program printed before it was killed
+	# at its timeout is in the result (the interpreter is unbuffered).
+	printf 'import sys, time\nprint("before the timeout")\nsys.stderr.write("partial line")\ntime.sleep(30)\n' \
+		>"$T/late.py"
+	chmod 644 "$T/late.py"
+	expect_rc 124 as_user "$T/bin/cordon" run --policy "$T/short.cpol" --code "$T/late.py"
+	cp "$_out" "$T/r.json"
+	[ "$(field "$T/r.json" 'r["status"], r["stdout"], r["stderr"]')" = \
+		"('timed_out', 'before the timeout\\n', 'partial line')" ] ||
+		die "$mode: output printed before the timeout was lost: $(cat "$_out")"
+	pass "$mode: output printed before a timeout kill is in the result"
 	printf 'raise ValueError("boom")\n' >"$T/raise.py"; printf 'import sys\nsys.exit("bye")\n' >"$T/exitmsg.py"
 	chmod 644 "$T/raise.py" "$T/exitmsg.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/raise.py"
