@@ -35,8 +35,7 @@ PY = "/usr/bin/python3"
 USER = "cordon-test"
 POOL = 2                # serve's --pool: warm sandboxes per (app, agent) and per app
 RETAIN = 5              # serve's --retain-seconds: the work directory empties of finished runs
-SAMPLE_S = 2.0          # serve's fds and RSS every SAMPLE_S seconds
-APPS = {"soak": "2s", "soak-tools": "30s"}    # app -> its timeout; the tool caller runs under soak-tools
+APPS = {"soak": "4s", "soak-tools": "60s"}    # app -> its timeout; the tool caller runs under soak-tools
 
 
 class Soak:
@@ -177,16 +176,7 @@ class Soak:
             return ""
 
     def http(self, method, path, body=None, timeout=120):
-        c = harness.UnixHTTPConnection(self.sock, timeout)
-        try:
-            data = None if body is None else json.dumps(body).encode()
-            c.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-            r = c.getresponse()
-            return r.status, dict(r.getheaders()), r.read()
-        except (OSError, harness.http.client.HTTPException) as e:
-            return 0, {}, str(e).encode()
-        finally:
-            c.close()
+        return harness.unix_request(self.sock, method, path, body, timeout)
 
     def ready(self):
         """(every pool full, the pools' total target)."""
@@ -268,13 +258,13 @@ class Soak:
                 self.records.append(rec)
 
     def sampler(self, stop):
-        """Serve's fds, RSS and children every SAMPLE_S seconds; the root
+        """Serve's fds, RSS and children every soaklib.SAMPLE_S seconds; the root
         ledger's write-lock holder every 10 ms (who holds it, how long)."""
         last = 0.0
         while not stop.wait(0.01):
             self.lockwatch.sample()
             now = time.monotonic()
-            if now - last >= SAMPLE_S:
+            if now - last >= soaklib.SAMPLE_S:
                 last = now
                 s = soaklib.proc_sample(self.serve.pid)
                 if s:
@@ -315,6 +305,8 @@ def main():
         return 1
     _, pool_total = S.ready()
     S.idle_before = soaklib.proc_sample(S.serve.pid)
+    S.fds_before = soaklib.fd_targets(S.serve.pid)
+    S.rss_before = soaklib.rss_by_mapping(S.serve.pid)
     S.load()
     soaklib.check_results(S)
     soaklib.check_after(S, before, pool_total)

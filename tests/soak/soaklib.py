@@ -5,7 +5,7 @@ import collections
 import fcntl
 import json
 import os
-import signal
+import re
 import sqlite3
 import struct
 import subprocess
@@ -16,11 +16,12 @@ import harness
 # kind -> weight in the mix.  Each is a file of programs/.
 KINDS = collections.OrderedDict([
     ("ok", 18), ("exit", 8), ("raise", 8), ("timeout", 6), ("memory", 5), ("pids", 5), ("workspace", 6),
-    ("tools", 30),
+    ("tools", 25),
 ])
 # lane -> weight: `cordon run` as root 3/4 of the run lane, rootless 1/4; serve beside them
 LANES = collections.OrderedDict([("run-root", 45), ("run-rootless", 15), ("serve", 40)])
 MAX_CALLS = 20
+SAMPLE_S = 2.0          # serve's fds and RSS are sampled every SAMPLE_S seconds
 REPEAT_P = 0.15         # a call repeats an id already used (in this run or an earlier job of its ledger)
 HOSTID_FIRST, HOSTID_COUNT = 0x70000000, 0x01000000   # runtime/hostid.h's default range
 LEDGER_OF = {"run-root": "root", "serve": "root", "run-rootless": "rootless"}
@@ -103,6 +104,41 @@ def proc_sample(pid):
     except (OSError, KeyError, ValueError):
         return None
     return fds, rss, threads, len(harness.child_pids(pid))
+
+
+def fd_targets(pid):
+    """Counter of what pid's fds point to: sockets and pipes by kind, paths
+    with their ids (hex, numbers) as #, so that one warm sandbox's files
+    count as another's."""
+    c = collections.Counter()
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                t = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            c[t.split(":[", 1)[0] + ":" if ":[" in t else re.sub(r"[0-9a-f]{16,}|[0-9]+", "#", t)] += 1
+    except OSError:
+        pass
+    return c
+
+
+def rss_by_mapping(pid):
+    """RSS KiB of pid by kind of mapping: [heap], [stack], anonymous, files."""
+    c = collections.Counter()
+    name = None
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            for ln in f:
+                parts = ln.split()
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+$", parts[0]):
+                    name = parts[5] if len(parts) > 5 else "anonymous"
+                    name = name if name.startswith("[") or name == "anonymous" else "files"
+                elif parts[0] == "Rss:":
+                    c[name] += int(parts[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return dict(c)
 
 
 def environ_has(pid, needle):
@@ -436,11 +472,16 @@ def check_flat(S):
     fd_ok = f3 <= f1 + max(8, f1 // 10)
     rss_ok = r3 <= r1 + max(4096, r1 // 10)
     after = proc_sample(S.serve.pid)
-    S.flat = (f1, f3, r1, r3, S.idle_before, after)
+    S.note("serve's RSS by mapping (KiB) before the load %s, after %s" % (S.rss_before, rss_by_mapping(S.serve.pid)))
+    grown = fd_targets(S.serve.pid) - S.fds_before
+    if grown:
+        S.note("serve's fds at idle after the load, beyond those before it: %s" % dict(grown))
+    S.note("serve's RSS (KiB) every %gs: %s" % (SAMPLE_S, " ".join(str(x[2]) for x in sm)))
+    S.note("serve's fds every %gs: %s" % (SAMPLE_S, " ".join(str(x[1]) for x in sm)))
     S.emit(fd_ok and rss_ok, "serve_flat",
            "%d samples every %gs: fds max %d in the first third, %d in the last; RSS max %d KiB then %d KiB "
            "(rule: last <= first + max(8, 10%%) fds, + max(4 MiB, 10%%) RSS); idle before the load %s fds %s KiB, "
-           "after %s fds %s KiB" % (len(sm), 2.0, f1, f3, r1, r3, S.idle_before and S.idle_before[0],
+           "after %s fds %s KiB" % (len(sm), SAMPLE_S, f1, f3, r1, r3, S.idle_before and S.idle_before[0],
                                     S.idle_before and S.idle_before[1], after and after[0], after and after[1]))
 
 
@@ -448,13 +489,7 @@ def stop_serve(S):
     """SIGTERM: exit 0 within 30 s, then none of its sandboxes' processes,
     cgroups or run directories left."""
     tree = serve_tree(S.serve.pid)
-    S.serve.send_signal(signal.SIGTERM)
-    try:
-        rc = S.serve.wait(30)
-    except subprocess.TimeoutExpired:
-        S.serve.kill()
-        rc = "none within 30 s (SIGKILLed)"
-        S.serve.wait()
+    rc = harness.terminate(S.serve)
     harness.wait_until(lambda: not [p for p in tree if harness.alive(p)], 3)
     left = [p for p in tree if harness.alive(p)]
     cg = harness.cgroup_dirs(pids=[S.serve.pid])
@@ -482,6 +517,12 @@ def summary(S):
             el = sorted(r["elapsed"] for r in recs)
             print("soak: %s: %d executions, median %.2f s, p95 %.2f s, max %.2f s" % (
                 lane, len(recs), el[len(el) // 2], el[int(len(el) * 0.95)], el[-1]))
+    for lane in LANES:
+        waits = sorted(c["durationMs"] - c.get("toolMs", 0) for r in S.records if r["job"].lane == lane
+                       for c in (r["res"].get("toolCalls") or []) if not c.get("replayed") and "durationMs" in c)
+        if waits:
+            print("soak: %s: a call's time outside its tool (ledger and bridge), ms: median %d, p95 %d, max %d "
+                  "(%d calls)" % (lane, waits[len(waits) // 2], waits[int(len(waits) * 0.95)], waits[-1], len(waits)))
     print("soak: tool calls made %d, replays served %d, answer errors %s, serve 429s retried %d" % (
         st["calls"], st["replayed"], dict(st["answer_errors"]) or "none", st["retries429"]))
     for name, (rows, lines, called) in sorted(getattr(S, "ledger_stats", {}).items()):

@@ -1,4 +1,4 @@
-# breaches memory (128m): pages written, not only reserved.  Under a memory
+# breaches memory (64m): pages written, not only reserved.  Under a memory
 # cgroup the OOM kill makes it limit_exceeded (memory_limit); under
 # RLIMIT_AS the allocation fails and the MemoryError fails the program.
 held = []
