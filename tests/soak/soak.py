@@ -35,7 +35,7 @@ PY = "/usr/bin/python3"
 USER = "cordon-test"
 POOL = 2                # serve's --pool: warm sandboxes per (app, agent) and per app
 RETAIN = 5              # serve's --retain-seconds: the work directory empties of finished runs
-APPS = {"soak": "4s", "soak-tools": "60s"}    # app -> its timeout; the tool caller runs under soak-tools
+APPS = {"soak": "10s", "soak-tools": "120s"}    # app -> its timeout; the tool caller runs under soak-tools
 
 
 class Soak:
@@ -149,7 +149,7 @@ class Soak:
         self.serve_work = os.path.join(d, "work")
         args = [self.cordon, "serve", "--policies", pdir, "--trusted-key", pub, "--socket", self.sock,
                 "--work-dir", self.serve_work, "--state-dir", self.ledgers["root"]["state"],
-                "--pool", str(POOL), "--max-concurrency", str(max(2, CONCURRENCY // 2)), "--queue", "256",
+                "--pool", str(POOL), "--max-concurrency", str(soaklib.serve_workers(CONCURRENCY)), "--queue", "256",
                 "--queue-timeout", "120", "--retain-seconds", str(RETAIN), "--grace", "10"]
         self.serve_log = os.path.join(d, "serve.log")
         with open(self.serve_log, "wb") as logf:
@@ -199,7 +199,7 @@ class Soak:
         if job.lane == "serve":
             body = {"app": soaklib.app_of(job), "agent": "soak" if job.mids else None, "code": self.codes[job.kind],
                     "inputs": [{"name": "calls.json", "content": json.dumps(job.mids)}] if job.mids else [],
-                    "requestId": "soak-%d" % job.n}
+                    "requestId": "soak-%s" % job.n}
             while True:
                 st, hdrs, raw = self.http("POST", "/v1/executions", body)
                 if st != 429:
@@ -214,7 +214,7 @@ class Soak:
                    "--state-dir", L["state"]]
             jdir = None
             if job.mids:
-                jdir = self.path("jobs", str(job.n))
+                jdir = self.path("jobs", job.n)
                 os.mkdir(jdir)
                 os.chmod(jdir, 0o755)
                 with open(os.path.join(jdir, "calls.json"), "w") as f:
@@ -247,9 +247,9 @@ class Soak:
         rec["status"] = rec["res"].get("status")
         return rec
 
-    def worker(self, jobs):
+    def worker(self, jobs, stream):
         while True:
-            job = jobs.next()
+            job = jobs.next(stream)
             if job is None:
                 return
             try:
@@ -281,7 +281,9 @@ class Soak:
         stop = threading.Event()
         smp = threading.Thread(target=self.sampler, args=(stop,), daemon=True)
         smp.start()
-        workers = [threading.Thread(target=self.worker, args=(jobs,), daemon=True) for _ in range(CONCURRENCY)]
+        nserve = soaklib.serve_workers(CONCURRENCY)
+        workers = [threading.Thread(target=self.worker, args=(jobs, "serve" if i < nserve else "run"), daemon=True)
+                   for i in range(CONCURRENCY)]
         for w in workers:
             w.start()
         for w in workers:

@@ -15,14 +15,15 @@ import harness
 
 # kind -> weight in the mix.  Each is a file of programs/.
 KINDS = collections.OrderedDict([
-    ("ok", 18), ("exit", 8), ("raise", 8), ("timeout", 6), ("memory", 5), ("pids", 5), ("workspace", 6),
+    ("ok", 18), ("exit", 8), ("raise", 8), ("timeout", 3), ("memory", 5), ("pids", 5), ("workspace", 6),
     ("tools", 25),
 ])
-# lane -> weight: `cordon run` as root 3/4 of the run lane, rootless 1/4; serve beside them
-LANES = collections.OrderedDict([("run-root", 45), ("run-rootless", 15), ("serve", 40)])
+LANES = ("run-root", "run-rootless", "serve")
+ROOTLESS_P = 0.25       # of the run workers' jobs, the share run as cordon-test
+SERVE_SHARE = 0.375     # of the workers, those that send to serve (12 of 32): a constant load on it
 MAX_CALLS = 20
 SAMPLE_S = 2.0          # serve's fds and RSS are sampled every SAMPLE_S seconds
-REPEAT_P = 0.15         # a call repeats an id already used (in this run or an earlier job of its ledger)
+REPEAT_P = 0.15         # a call repeats an id already used (in this run or an earlier job of its stream)
 HOSTID_FIRST, HOSTID_COUNT = 0x70000000, 0x01000000   # runtime/hostid.h's default range
 LEDGER_OF = {"run-root": "root", "serve": "root", "run-rootless": "rootless"}
 
@@ -32,38 +33,57 @@ class Job:
         self.n, self.lane, self.kind, self.mids = n, lane, kind, mids
 
 
+def serve_workers(concurrency):
+    return max(1, round(concurrency * SERVE_SHARE))
+
+
 class JobSource:
-    """Job n is the same for a given seed whatever the timing: lane, kind
-    and message ids come from one RNG in job order.  A repeated id is one
-    issued before, not necessarily answered yet: the ledger must make one
-    side effect of it either way."""
+    """Two streams of jobs, each from its own RNG seeded from the seed:
+    `serve` for the workers that send to serve, `run` for the others
+    (`cordon run`, rootless for a quarter of them).  The k-th job of a
+    stream is the same for a given seed whatever the timing.  Serve's
+    workers are a fixed number, so the load on it is the same from the
+    first sample to the last: its fds and RSS are compared at one load
+    (with the lane drawn per job, workers piled up in the slower lane as
+    the soak went on).  A repeated id is one its stream issued before, not
+    necessarily answered yet: the ledger must make one side effect of it
+    either way."""
 
     def __init__(self, seed, seconds, lock):
         import random
-        self.rng = random.Random(seed)
         self.seed, self.end, self.lock = seed, time.monotonic() + seconds, lock
+        self.streams = {name: {"rng": random.Random("%d-%s" % (seed, name)), "k": 0,
+                               "issued": {"root": [], "rootless": []}, "seen": set()}
+                        for name in ("serve", "run")}
         self.n = 0
-        self.issued = {"root": [], "rootless": []}
 
-    def next(self):
+    def next(self, stream):
         with self.lock:
             if time.monotonic() >= self.end:
                 return None
+            st = self.streams[stream]
+            st["k"] += 1
             self.n += 1
-            r = self.rng
-            lane = r.choices(list(LANES), weights=list(LANES.values()))[0]
+            r = st["rng"]
+            if stream == "serve":
+                lane = "serve"
+            else:
+                lane = "run-rootless" if r.random() < ROOTLESS_P else "run-root"
             kind = r.choices(list(KINDS), weights=list(KINDS.values()))[0]
-            mids = []
+            tag = "%s%d" % (stream[0], st["k"])
+            mids, issued = [], st["issued"][LEDGER_OF[lane]]
             if kind == "tools":
-                issued = self.issued[LEDGER_OF[lane]]
                 for i in range(r.randint(1, MAX_CALLS)):
                     if r.random() < REPEAT_P and (mids or issued):
                         pool = mids if (mids and (not issued or r.random() < 0.5)) else issued
                         mids.append(r.choice(pool))
                     else:
-                        mids.append("m%d-%d-%d" % (self.seed, self.n, i))
-                issued.extend(m for m in mids if m not in issued[-MAX_CALLS:])
-            return Job(self.n, lane, kind, mids)
+                        mids.append("m%d-%s-%d" % (self.seed, tag, i))
+                for m in mids:
+                    if m not in st["seen"]:
+                        st["seen"].add(m)
+                        issued.append(m)
+            return Job(tag, lane, kind, mids)
 
 
 def app_of(job):
@@ -241,10 +261,12 @@ class LockWatch:
         if pid is not None and not self.cur:
             self.cur = (pid, now)
 
-    def text(self):
+    def text(self, seconds):
         lg = ", ".join("%s %.0f ms (pid %d)" % (k, v[0] * 1000, v[1]) for k, v in sorted(self.longest.items()))
-        return "write lock held in %d of %d samples (10 ms apart: serve %d, cordon run %d); longest hold seen: %s" % (
-            sum(self.held.values()), self.samples, self.held["serve"], self.held["run"], lg or "none")
+        return ("write lock held in %d of %d samples (one every %.0f ms: serve %d, cordon run %d); longest stretch "
+                "of samples finding one process holding it: %s" % (
+                    sum(self.held.values()), self.samples, 1000.0 * seconds / max(1, self.samples),
+                    self.held["serve"], self.held["run"], lg or "none"))
 
 
 # --- checks after the load ------------------------------------------------
@@ -279,7 +301,7 @@ def check_results(S):
         m = harness.HOST_IDS_RE.search(str((res.get("enforcement") or {}).get("identity", "")))
         if m and job.lane != "run-rootless":
             S.host_ids |= {int(m.group(1)), int(m.group(2))}
-        where = "job %d %s %s" % (job.n, job.lane, job.kind)
+        where = "job %s %s %s" % (job.n, job.lane, job.kind)
         if rec["harness"] or rec["status"] == "error":
             errors.append("%s: %s" % (where, rec["harness"] or json.dumps(res.get("error"))[:300]))
             continue
@@ -543,6 +565,6 @@ def summary(S):
         st["calls"], st["replayed"], dict(st["answer_errors"]) or "none", st["retries429"]))
     for name, (rows, lines, called) in sorted(getattr(S, "ledger_stats", {}).items()):
         print("soak: ledger %s: %d side effects, %d records, %d message ids called" % (name, lines, rows, called))
-    print("soak: root ledger: %s" % S.lockwatch.text())
+    print("soak: root ledger: %s" % S.lockwatch.text(S.load_s))
     nfail = S.results.count(False)
     print("soak: %d checks, %d failed, %.0f s in all" % (len(S.results), nfail, time.monotonic() - S.t0), flush=True)

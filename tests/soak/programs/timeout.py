@@ -1,4 +1,4 @@
-# runs past the timeout (4 s) with a child that sleeps too: timed_out, and
+# runs past the timeout (10 s) with a child that sleeps too: timed_out, and
 # both processes must be gone afterwards
 import os
 import time
