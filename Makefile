@@ -6,6 +6,7 @@
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
 #   make bench      print benchmark figures
 #   make compat     CPython's own tests inside python-compute: the share that passes
+#   make soak       thousands of runs through cordon run and cordon serve, then nothing left (not in check)
 #   make install    PREFIX=/usr/local, DESTDIR supported
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
@@ -259,6 +260,14 @@ bridge: all
 serve-tests: all
 	@rc=0; BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh || rc=1; \
 		BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/api.sh || rc=1; exit $$rc
+
+# The soak (tests/soak/README.md): SOAK_SECONDS (200) of executions, up to
+# SOAK_CONCURRENCY (32) at once, through `cordon run` as root and as
+# cordon-test and one `cordon serve`, then the leftover, flatness and
+# ledger invariants.  About 5 minutes: not part of check.
+.PHONY: soak
+soak: all
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/soak/run.sh
 
 ifeq ($(SAN),1)
 check: deps all unit cli enforce boundary bridge serve-tests

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -460,6 +461,11 @@ static void *engine_sweeper(void *arg)
 				doomed = it->next;
 				pool_item_free(it);
 			}
+			/* Give the freed memory back: each execution's threads
+			 * allocate in glibc's per-thread arenas, which keep what
+			 * is freed, so without this RSS climbed from 10 to 63 MiB
+			 * over a 200 s soak while 9 MiB was in use (make soak). */
+			malloc_trim(0);
 			pthread_mutex_lock(&e->mu);
 			continue;
 		}

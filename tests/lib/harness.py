@@ -651,6 +651,33 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock = s
 
 
+def unix_request(sock, method, path, body=None, timeout=60):
+    """One HTTP request on a Unix socket: (status, headers, body bytes);
+    status 0 when the server could not be reached."""
+    c = UnixHTTPConnection(sock, timeout)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        c.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        r = c.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    except (OSError, http.client.HTTPException) as e:
+        return 0, {}, str(e).encode()
+    finally:
+        c.close()
+
+
+def terminate(p, limit=30):
+    """SIGTERM to a server (a Popen) and its exit status, or why there is
+    none: still running `limit` seconds later, it is SIGKILLed."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.wait(limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return "none: still running %d s after SIGTERM (SIGKILLed)" % limit
+
+
 class ServeBackend:
     """cordon serve started once with the suite's blobs, signed by a key of
     its own, on a socket in the suite's work directory: --pool 2, and the
@@ -735,16 +762,7 @@ class ServeBackend:
     def request(self, method, path, body=None, timeout=60):
         """(status, headers, body bytes); status 0 when the server could
         not be reached."""
-        c = UnixHTTPConnection(self.sock, timeout)
-        try:
-            data = None if body is None else json.dumps(body).encode()
-            c.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-            r = c.getresponse()
-            return r.status, dict(r.getheaders()), r.read()
-        except (OSError, http.client.HTTPException) as e:
-            return 0, {}, str(e).encode()
-        finally:
-            c.close()
+        return unix_request(self.sock, method, path, body, timeout)
 
     def _get(self, path):
         return self.request("GET", path, timeout=5)
@@ -774,13 +792,7 @@ class ServeBackend:
             S.emit(False, "serve_stopped", "the server had exited (status %s) before SIGTERM: %s" % (
                 early, self.log_tail(400)), layer="supervisor")
             return
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = "none: still running 30 s after SIGTERM (SIGKILLed)"
-            self.p.wait()
+        rc = terminate(self.p)
         took = time.monotonic() - t0
         bad = [] if rc == 0 else ["exit %s: %s" % (rc, self.log_tail(300))]
         # the pid namespace's init going takes the rest: allow the kernel a moment

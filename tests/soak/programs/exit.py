@@ -1,0 +1,4 @@
+# exits non-zero: failed (program_failed)
+import sys
+print("giving up")
+sys.exit(3)

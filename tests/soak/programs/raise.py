@@ -1,0 +1,2 @@
+# raises: failed (program_failed), exit 1 with a traceback
+raise RuntimeError("soak: raised on purpose")
