@@ -7,7 +7,9 @@ that pass bare which also pass inside.
     BUILD=build SRC=. /usr/bin/python3 tests/compat/run.py [MODULE...]
 
 COMPAT_JOBS (default 2) modules at once; COMPAT_KEEP=DIR keeps the per-
-module JSON there.  Bare runs are as the unprivileged user cordon-test
+module JSON there; COMPAT_BASELINE=TREE also runs each module inside an
+older checkout's build (TREE/build, TREE/policies) and prints its figure
+beside this one (a before/after in one run, against the same bare runs).  Bare runs are as the unprivileged user cordon-test
 (created when missing), as the sandbox's program is unprivileged: tests
 that behave differently for root would otherwise count against cordon.
 Tests that cannot pass in any sandbox without inet networking or other
@@ -89,13 +91,13 @@ def run_bare(work, mod, user):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run_inside(work, blob, mod):
+def run_inside(work, blob, mod, build=BUILD):
     d = tempfile.mkdtemp(prefix="in-", dir=work)
     prog = os.path.join(d, "main.py")
     with open(prog, "w") as f:
         f.write(program([mod], "/workspace/out/compat.json"))
     rd = os.path.join(d, "run")
-    p = subprocess.run([os.path.join(BUILD, "cordon"), "run", "--policy", blob, "--code", prog, "--run-dir", rd,
+    p = subprocess.run([os.path.join(build, "cordon"), "run", "--policy", blob, "--code", prog, "--run-dir", rd,
                         "--state-dir", os.path.join(d, "state")], stdin=subprocess.DEVNULL, capture_output=True,
                        text=True, timeout=1800)
     try:
@@ -107,6 +109,13 @@ def run_inside(work, blob, mod):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def compile_blob(build, policies, out):
+    env = dict(os.environ, CORDON_POLICY_PATH=policies)
+    subprocess.run([os.path.join(build, "cordonc"), "compile", os.path.join(HERE, "app.yaml"),
+                    os.path.join(HERE, "tools.yaml"), "-o", out], check=True, capture_output=True, env=env)
+    return out
+
+
 def main(argv):
     mods = modules(argv[1:])
     excs = exceptions()
@@ -115,18 +124,23 @@ def main(argv):
     os.chmod(work, 0o755)
     keep = os.environ.get("COMPAT_KEEP")
     try:
-        blob = os.path.join(work, "compat.cpol")
-        subprocess.run([os.path.join(BUILD, "cordonc"), "compile", os.path.join(HERE, "app.yaml"),
-                        os.path.join(HERE, "tools.yaml"), "-o", blob], check=True, capture_output=True)
+        blob = compile_blob(BUILD, os.path.join(SRC, "policies"), os.path.join(work, "compat.cpol"))
+        base = os.environ.get("COMPAT_BASELINE")
+        if base:
+            base = os.path.abspath(base)
+            base_blob = compile_blob(os.path.join(base, "build"), os.path.join(base, "policies"),
+                                     os.path.join(work, "baseline.cpol"))
         t0 = time.monotonic()
         jobs = int(os.environ.get("COMPAT_JOBS", "2"))
         with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
             bare = dict(zip(mods, ex.map(lambda m: run_bare(work, m, user), mods)))
             inside = dict(zip(mods, ex.map(lambda m: run_inside(work, blob, m), mods)))
-        total = passed = 0
+            before = dict(zip(mods, ex.map(lambda m: run_inside(work, base_blob, m, os.path.join(base, "build")),
+                                           mods))) if base else {}
+        total = passed = passed_before = 0
         excepted = {}
         lost = {}
-        print("%-34s %6s %6s %6s" % ("module", "bare", "inside", "except"))
+        print("%-34s %6s %6s %6s%s" % ("module", "bare", "inside", "except", "  before" if base else ""))
         for m in mods:
             b, i = bare[m], inside[m]
             for k in ("crash",):
@@ -135,7 +149,7 @@ def main(argv):
                 if k in i:
                     print("  %s: %s" % (m, i[k]))
             ok_bare = [t for t, o in b["tests"].items() if o == "pass"]
-            mt = mp = mx = 0
+            mt = mp = mx = mb = 0
             for t in ok_bare:
                 why = next((w for p, w in excs if fnmatch.fnmatchcase(t, p)), None)
                 if why is not None and i["tests"].get(t) != "pass":
@@ -143,13 +157,16 @@ def main(argv):
                     mx += 1
                     continue
                 mt += 1
+                if base and before[m]["tests"].get(t) == "pass":
+                    mb += 1
                 if i["tests"].get(t) == "pass":
                     mp += 1
                 else:
                     lost[t] = (i["tests"].get(t, "missing"), i["why"].get(t, ""))
             total += mt
             passed += mp
-            print("%-34s %6d %6d %6d" % (m, mt, mp, mx))
+            passed_before += mb
+            print("%-34s %6d %6d %6d%s" % (m, mt, mp, mx, "  %6d" % mb if base else ""))
             if keep:
                 os.makedirs(keep, exist_ok=True)
                 with open(os.path.join(keep, m + ".json"), "w") as f:
@@ -160,6 +177,9 @@ def main(argv):
         for why, ts in sorted(excepted.items()):
             print("excepted (%s): %d tests" % (why, len(ts)))
         share = 100.0 * passed / total if total else 0.0
+        if base:
+            print("compat before (%s): %d of %d: %.1f%%" % (base, passed_before, total,
+                                                          100.0 * passed_before / total if total else 0.0))
         print("compat: %d of %d tests that pass bare pass inside: %.1f%% (goal %.0f%%; %d excepted; %.0f s)"
               % (passed, total, share, GOAL, sum(len(x) for x in excepted.values()), time.monotonic() - t0))
         return 0 if share >= GOAL else 1
