@@ -37,11 +37,15 @@
 #include "runtime/supervise/bridge.h"
 #include "runtime/supervise/request.h"
 #include "runtime/supervise/tool_exec.h"
+#include "bench/figure.h"
 
 extern char **environ;
 
-#define N_FAST 9000 /* calls that never start a process; with the warm-up under BRIDGE_MAX_CALLS */
-#define N_SLOW 1000  /* calls that fork the tool, or commit to the ledger */
+/* Calls that never start a process (with the warm-up under
+ * BRIDGE_MAX_CALLS), and calls that fork the tool or commit to the ledger;
+ * fewer of each under BENCH_QUICK=1. */
+#define N_FAST figure_runs(9000, 2000)
+#define N_SLOW figure_runs(1000, 200)
 #define WARMUP_FAST 500
 #define WARMUP_SLOW 20
 
@@ -361,6 +365,8 @@ out:
 
 struct series {
 	const char *label;
+	const char *figure; /* its name in the report; NULL for a floor */
+	int floor;	    /* the series its figure is the ratio to */
 	enum { BY_SOCKET, BY_SPAWN, BY_TOOL_EXEC } how;
 	const char *request; /* BY_SOCKET: the request text */
 	const char *want;
@@ -398,19 +404,23 @@ int main(void)
 	struct series s[] = {
 		{ .label = "unix-socket echo (floor)", .request = req[0], .want = "\"ok\":true", .warm = WARMUP_FAST,
 		  .n = N_FAST },
-		{ .label = "denied: unknown_tool", .request = req[1], .want = "\"unknown_tool\"", .warm = WARMUP_FAST,
-		  .n = N_FAST },
-		{ .label = "denied: invalid_params", .request = req[2], .want = "\"invalid_params\"", .warm = WARMUP_FAST,
-		  .n = N_FAST },
-		{ .label = "denied: budget_exceeded (ledger)", .request = req[3], .want = "\"budget_exceeded\"",
-		  .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "denied: unknown_tool", .figure = "bridge.denied.unknown_tool", .request = req[1],
+		  .want = "\"unknown_tool\"", .warm = WARMUP_FAST, .n = N_FAST },
+		{ .label = "denied: invalid_params", .figure = "bridge.denied.invalid_params", .request = req[2],
+		  .want = "\"invalid_params\"", .warm = WARMUP_FAST, .n = N_FAST },
+		{ .label = "denied: budget_exceeded (ledger)", .figure = "bridge.denied.budget_exceeded",
+		  .request = req[3], .want = "\"budget_exceeded\"", .warm = WARMUP_SLOW, .n = N_SLOW },
 		{ .label = "/bin/cat alone (tool floor)", .how = BY_SPAWN, .warm = WARMUP_SLOW, .n = N_SLOW },
-		{ .label = "/bin/cat by tool_exec_run", .how = BY_TOOL_EXEC, .warm = WARMUP_SLOW, .n = N_SLOW },
-		{ .label = "allowed: /bin/cat, no budget", .request = req[4], .want = "\"ok\":true", .warm = WARMUP_SLOW,
-		  .n = N_SLOW },
-		{ .label = "allowed: /bin/cat, budget (ledger)", .request = req[5], .want = "\"ok\":true",
-		  .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "/bin/cat by tool_exec_run", .figure = "bridge.tool_exec_run", .floor = 4,
+		  .how = BY_TOOL_EXEC, .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "allowed: /bin/cat, no budget", .figure = "bridge.allowed", .floor = 4, .request = req[4],
+		  .want = "\"ok\":true", .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "allowed: /bin/cat, budget (ledger)", .figure = "bridge.allowed.budget", .floor = 4,
+		  .request = req[5], .want = "\"ok\":true", .warm = WARMUP_SLOW, .n = N_SLOW },
 	};
+	/* The report's peer for each floor series. */
+	static const char *const floor_name[] = { [0] = "unix-socket echo, same framing",
+						  [4] = "/bin/cat alone (posix_spawn)" };
 	size_t ns = sizeof(s) / sizeof(s[0]);
 	double t_all = now_us();
 
@@ -513,8 +523,17 @@ int main(void)
 	       strlen(req[4]), tmp && *tmp ? tmp : "/tmp");
 	for (size_t i = 0; i < ns; i++)
 		print_row(&s[i], i == 0 ? NULL : &s[0].s, i >= 5 ? &s[4].s : NULL);
-	printf("  (%d calls each without a process or commit, %d with; %.1f s in all)\n", N_FAST, N_SLOW,
+	printf("  (%zu calls each without a process or commit, %zu with; %.1f s in all)\n", N_FAST, N_SLOW,
 	       (now_us() - t_all) / 1e6);
+	for (size_t i = 0; i < ns; i++) {
+		const struct series *fl = &s[s[i].floor];
+		struct figure f = { s[i].figure, "us", 0, s[i].v, s[i].n, floor_name[s[i].floor], fl->v, fl->n };
+
+		if (s[i].figure != NULL && figure_emit(&f) != 0) {
+			fprintf(stderr, "bench_bridge: figure %s not recorded in %s\n", f.name, getenv("BENCH_FIGURES"));
+			goto out;
+		}
+	}
 	rc = 0;
 	goto out;
 fail:

@@ -17,12 +17,13 @@ after another at each concurrency, in a shuffled order.  Medians and p90s.
       without the tool (serve with no agent, where the supervisor refuses
       the call; bare with cordon_tools and no socket, which refuses it).
   (3) executions per second at concurrency 1, 4 and 16 (threads, each with
-      its own keep-alive connection, a fixed window after a ramp-up):
-      serve, the same loop of cold `cordon run`, of bubblewrap, of bare
-      python.
+      its own keep-alive connection, a fixed window after a ramp-up, the
+      median of BENCH_SERVE_REPEATS windows): serve, the same loop of cold
+      `cordon run`, of bubblewrap, of bare python.
   (4) pool refill (sandboxes/s while a fresh server fills its pools) and
       idle memory per warm sandbox (PSS and private memory of the sandbox
-      processes, and their memory cgroups' usage), without and with numpy.
+      processes, and their memory cgroups' usage), without and with numpy;
+      the PSS of each beside idle bare pythons that imported the same.
   (5) the cold path (`cordon run` of `pass` beside bare python and
       bubblewrap) is bench_run.py's first table: not measured again here.
 
@@ -36,8 +37,10 @@ imports nothing ahead.
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
 Environment: BENCH_SERVE_RUNS (60) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
-for (2), BENCH_SERVE_SECONDS (3) per throughput cell, BENCH_SERVE_POOL (8)
-warm sandboxes per (app, agent); BENCH_SERVE=0 skips it all.
+for (2), BENCH_SERVE_SECONDS (1.5) per throughput window and
+BENCH_SERVE_REPEATS (5) windows per cell, BENCH_SERVE_POOL (8) warm sandboxes
+per (app, agent); BENCH_SERVE=0 skips it all.  BENCH_QUICK=1: 10, 5, 1 s, 2.
+Figures go to BENCH_FIGURES (bench/figures.py).
 """
 import http.client
 import json
@@ -54,12 +57,14 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 from bench_run import (LOADER, PY, W, Peer, bench_files, bwrap_argv, cordon_ok,  # noqa: E402
-                       interleave, table)
+                       emit, interleave, table)
 
-RUNS = int(os.environ.get("BENCH_SERVE_RUNS", "60"))
-CAFE_RUNS = int(os.environ.get("BENCH_SERVE_CAFE_RUNS", "20"))
-SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "3"))
+RUNS = figures.runs("BENCH_SERVE_RUNS", 60, 10)
+CAFE_RUNS = figures.runs("BENCH_SERVE_CAFE_RUNS", 20, 5)
+SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "1" if figures.QUICK else "1.5"))
+REPEATS = figures.runs("BENCH_SERVE_REPEATS", 5, 2)
 POOL = int(os.environ.get("BENCH_SERVE_POOL", "8"))
 RAMP = 0.5  # seconds of each throughput cell not counted: the pool's initial stock and the threads' start
 CONCURRENCY = (1, 4, 16)
@@ -338,6 +343,10 @@ def bench_pass(server, cordon, blob, code_file, ws, skipped):
     if cold:
         print("  note: %d serve executions found no warm sandbox and prepared one on the request's path" % cold)
     print(goal("serve pass p50 vs bare cold python", ratio, 0.15))
+    emit("serve.pass.vs_bare", srv, bare, "bare python3 -I -c pass, cold")
+    emit("serve.pass.vs_cold_run", srv, crd if crd in peers else None, "cordon run, cold")
+    emit("serve.pass.vs_bubblewrap", srv, peers[-1] if peers[-1].name.startswith("bubblewrap") else None,
+         "bubblewrap, cold")
     return ratio
 
 
@@ -423,6 +432,8 @@ def bench_cafe(server, src, tmp):
     else:
         print("\n(2) cafe program with its tool call: %s is not installed (scripts/install-examples as root), "
               "that pair is skipped" % CALC_CHECK)
+        figures.note("bench_serve: serve.cafe.tool skipped: %s is not installed (scripts/install-examples)"
+                     % CALC_CHECK)
     srv_n = ServePeer("serve, no agent: numpy preloaded, the call refused", server,
                       execution_body("cafe", code, None, [("receipts.json", rtext)]), cafe_ok(False))
     bare_n = Peer("bare python3 -I user_code.py, the call refused (no socket)", [PY, "-I", "-c", LOADER],
@@ -447,6 +458,8 @@ def bench_cafe(server, src, tmp):
     for srv, bare in zip(peers[0::2], peers[1::2]):
         ratio = statistics.median(srv.times) / statistics.median(bare.times)
         out.append(ratio)
+        emit("serve.cafe.tool" if "calc.check run" in srv.name else "serve.cafe.no_agent", srv, bare,
+             bare.name.replace("python3 -I user_code.py, ", "python3, cold, "))
         print(goal("%s vs %s" % (srv.name.split(":")[0], "its bare pair"), ratio, 0.10)
               + "; the program's run in the sandbox (durationMs) median %.1f ms" % statistics.median(srv.dur))
     print("  serve rows: HTTP request to result JSON; the program, its input written into the workspace, "
@@ -530,24 +543,32 @@ def bench_throughput(server, cordon, blob, code_file, ws):
                                                 capture_output=True).returncode == 0:
         loops.append(("bubblewrap, cold", lambda: loop_argv(bwrap_argv(ws, [], ["-c", "pass"]))))
     rng = random.Random(2013)
-    rate = {}
+    runs = {}  # (name, n): per-window rates
     bad = {}
     created = {}
-    for n in CONCURRENCY:
-        order = loops[:]
-        rng.shuffle(order)
-        for name, mk in order:
-            server.wait_full()
-            m0 = server.metrics()
-            rate[name, n], bad[name, n] = sustain(mk, n, SECONDS)
-            if name.startswith("cordon serve"):
-                m1 = server.metrics()
-                created[n] = (m1.get("cordon_sandboxes_created_total", 0) - m0.get("cordon_sandboxes_created_total", 0),
-                              m1.get('cordon_execution_seconds_count{warm="false"}', 0)
-                              - m0.get('cordon_execution_seconds_count{warm="false"}', 0))
+    # Repeats outermost, each cell's windows spread over the whole section.
+    for _ in range(REPEATS):
+        for n in CONCURRENCY:
+            order = loops[:]
+            rng.shuffle(order)
+            for name, mk in order:
+                server.wait_full()
+                m0 = server.metrics()
+                r, whys = sustain(mk, n, SECONDS)
+                runs.setdefault((name, n), []).append(r)
+                bad.setdefault((name, n), []).extend(whys)
+                if name.startswith("cordon serve"):
+                    m1 = server.metrics()
+                    c0 = created.get(n, (0, 0))
+                    created[n] = (c0[0] + m1.get("cordon_sandboxes_created_total", 0)
+                                  - m0.get("cordon_sandboxes_created_total", 0),
+                                  c0[1] + m1.get('cordon_execution_seconds_count{warm="false"}', 0)
+                                  - m0.get('cordon_execution_seconds_count{warm="false"}', 0))
+    rate = {k: statistics.median(v) for k, v in runs.items()}
     print()
-    print("(3) sustained executions per second of `pass`, %g s windows after %g s ramp-up, threads each with its "
-          "own loop (serve: --pool %d --max-concurrency %d)" % (SECONDS, RAMP, POOL, MAX_CONCURRENCY))
+    print("(3) sustained executions per second of `pass`, medians of %d windows of %g s after %g s ramp-up, threads "
+          "each with its own loop (serve: --pool %d --max-concurrency %d)"
+          % (REPEATS, SECONDS, RAMP, POOL, MAX_CONCURRENCY))
     print("  %-*s %s" % (W, "peer", " ".join("%12s" % ("conc %d /s" % n) for n in CONCURRENCY)))
     for name, _ in loops:
         cells = []
@@ -557,6 +578,12 @@ def bench_throughput(server, cordon, blob, code_file, ws):
                 c += " (%d failed)" % len(bad[name, n])
             cells.append(c)
         print("  %-*s %s" % (W, name, " ".join(cells)))
+    srv_name = loops[0][0]
+    for n in CONCURRENCY:
+        for key, other in (("cold_run", loops[1][0]), ("bare", loops[2][0])):
+            if min(runs[other, n]) > 0:
+                figures.emit("serve.rate.c%d.vs_%s" % (n, key), "/s", runs[srv_name, n], other.split(" (")[0],
+                             runs[other, n], better="higher")
     srv, crd = loops[0][0], loops[1][0]
     for other in loops[1:]:
         print("  %-*s %s" % (W, "serve / " + other[0], " ".join(
@@ -564,8 +591,8 @@ def bench_throughput(server, cordon, blob, code_file, ws):
             for n in CONCURRENCY)))
     for n in CONCURRENCY:
         if n in created:
-            print("  serve at %d: the pool's workers prepared %d sandboxes during the cell; %d executions found the pool "
-                  "empty and prepared their own" % (n, created[n][0], created[n][1]))
+            print("  serve at %d: the pool's workers prepared %d sandboxes during the cell's windows; %d executions "
+                  "found the pool empty and prepared their own" % (n, created[n][0], created[n][1]))
     for (name, n), whys in sorted(bad.items()):
         if whys:
             print("  failed, %s at %d: %s" % (name, n, "; ".join(sorted(set(w[:160] for w in whys))[:3])))
@@ -653,11 +680,12 @@ def fill_and_measure(server):
     time.sleep(0.5)  # the last sandbox's interpreter settles into its wait
     pids = descendants(server.proc.pid)
     pss = priv = rss = 0
-    cg = []
+    cg, each = [], []
     for p in pids:
         try:
             a, b, c = proc_memory(p)
             pss, priv, rss = pss + a, priv + b, rss + c
+            each.append(b / MIB)
             u = cgroup_usage(p)
             if u is not None:
                 cg.append(u)
@@ -665,7 +693,41 @@ def fill_and_measure(server):
             pass
     return {"target": int(target), "procs": len(pids), "rate": rate,
             "fill_s": last[0] - server.t_start, "mean_prep": mean_prep, "pss": pss, "priv": priv, "rss": rss,
-            "cg": cg}
+            "cg": cg, "private_each": each}
+
+
+IDLE_PY = "import sys\n%s\nsys.stdout.write('ready\\n')\nsys.stdout.flush()\nsys.stdin.read()\n"
+
+
+def idle_python_private(n, imports):
+    """Private memory in MiB (what one more adds: its own pages, shared
+    with no other process) of each of n bare pythons started together, idle
+    after importing imports (a statement or ""), with the policy's
+    environment: the peer of a warm sandbox's interpreter."""
+    env = dict(os.environ, LANG="C.UTF-8", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    procs = [subprocess.Popen([PY, "-I", "-c", IDLE_PY % imports], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=env) for _ in range(n)]
+    try:
+        for p in procs:
+            if p.stdout.readline() != b"ready\n":
+                return None
+        return [proc_memory(p.pid)[1] / MIB for p in procs]
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait()
+            p.stdout.close()
+
+
+def memory_figure(name, r, imports):
+    """Private memory of each warm sandbox's process against idle bare
+    pythons that imported the same, started now beside them."""
+    peer = idle_python_private(r["target"], imports)
+    if r["procs"] != r["target"] or not peer:
+        figures.note("%s not recorded: %d processes for %d warm sandboxes%s" % (
+            name, r["procs"], r["target"], "" if peer else ", the idle pythons did not start"))
+        return
+    figures.emit(name, "MiB", r["private_each"], "idle bare python3" + (", " + imports if imports else ""), peer)
 
 
 def print_memory(rows):
@@ -753,6 +815,7 @@ def run(build, src, cordon, cordonc, tmp, servers):
     servers.append(a)
     try:
         mem.append(("bench (no preload)", fill_and_measure(a)))
+        memory_figure("serve.memory.idle", mem[-1][1], "")
     except ServeError as e:
         print("  cordon serve of the bench policy cannot start: %s; serve figures skipped" % e)
         return 1
@@ -764,12 +827,14 @@ def run(build, src, cordon, cordonc, tmp, servers):
     servers.append(b)
     try:
         mem.append(("cafe (preload: [numpy])", fill_and_measure(b)))
+        memory_figure("serve.memory.idle_numpy", mem[-1][1], "import numpy")
         bench_cafe(b, src, tmp)
     except ServeError as e:
         print("  cordon serve of the cafe policy: %s; its figures skipped" % e)
     print_memory(mem)
     for name, why in skipped:
         print("  skipped %s: %s" % (name, why))
+        figures.note("bench_serve: %s skipped: %s" % (name, why))
     print()
     print("(5) the cold path (`cordon run` of pass beside bare python and bubblewrap) is bench_run's "
           "\"start-up, trivial program\" table above")
