@@ -563,6 +563,7 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
 
     for n in notes:
         print("note: " + n)
+        figures.note("bench_run: " + n)
     return 0
 
 

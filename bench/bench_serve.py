@@ -604,7 +604,9 @@ def bench_throughput(server, cordon, blob, code_file, ws):
 
 # ---- (4) refill and memory ---------------------------------------------------
 
-def descendants(pid):
+def sandbox_trees(pid):
+    """The processes of each sandbox under the server pid: one list per
+    child of the server (the sandbox's init), the init first."""
     kids = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -615,12 +617,15 @@ def descendants(pid):
         except (OSError, ValueError, IndexError):
             continue
         kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        for c in kids.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
+    trees = []
+    for root in kids.get(pid, []):
+        out, todo = [root], [root]
+        while todo:
+            for c in kids.get(todo.pop(), []):
+                out.append(c)
+                todo.append(c)
+        trees.append(out)
+    return trees
 
 
 def proc_memory(pid):
@@ -678,20 +683,24 @@ def fill_and_measure(server):
         rate = last[1] / (last[0] - server.t_start)
     mean_prep = m["cordon_sandbox_prepare_seconds_sum"] / m["cordon_sandbox_prepare_seconds_count"]
     time.sleep(0.5)  # the last sandbox's interpreter settles into its wait
-    pids = descendants(server.proc.pid)
+    # Per sandbox, all its processes (its init and the interpreter): the
+    # columns are per sandbox, not per process.
+    trees = sandbox_trees(server.proc.pid)
     pss = priv = rss = 0
     cg, each = [], []
-    for p in pids:
+    for tree in trees:
+        mine = 0
         try:
-            a, b, c = proc_memory(p)
-            pss, priv, rss = pss + a, priv + b, rss + c
-            each.append(b / MIB)
-            u = cgroup_usage(p)
+            for p in tree:
+                a, b, c = proc_memory(p)
+                pss, priv, rss, mine = pss + a, priv + b, rss + c, mine + b
+            u = cgroup_usage(tree[0])
             if u is not None:
                 cg.append(u)
         except OSError:
-            pass
-    return {"target": int(target), "procs": len(pids), "rate": rate,
+            continue
+        each.append(mine / MIB)
+    return {"target": int(target), "procs": sum(len(t) for t in trees), "sandboxes": len(trees), "rate": rate,
             "fill_s": last[0] - server.t_start, "mean_prep": mean_prep, "pss": pss, "priv": priv, "rss": rss,
             "cg": cg, "private_each": each}
 
@@ -723,9 +732,9 @@ def memory_figure(name, r, imports):
     """Private memory of each warm sandbox's process against idle bare
     pythons that imported the same, started now beside them."""
     peer = idle_python_private(r["target"], imports)
-    if r["procs"] != r["target"] or not peer:
-        figures.note("%s not recorded: %d processes for %d warm sandboxes%s" % (
-            name, r["procs"], r["target"], "" if peer else ", the idle pythons did not start"))
+    if len(r["private_each"]) != r["target"] or not peer:
+        figures.note("%s not recorded: %d sandboxes weighed for %d warm%s" % (
+            name, len(r["private_each"]), r["target"], "" if peer else ", the idle pythons did not start"))
         return
     figures.emit(name, "MiB", r["private_each"], "idle bare python3" + (", " + imports if imports else ""), peer)
 
@@ -737,17 +746,19 @@ def print_memory(rows):
     print("  %-*s %9s %10s %9s %9s %9s %9s %9s" % (W - 12, "policy", "sandboxes", "refill /s", "prep ms", "PSS MiB",
                                                     "priv MiB", "RSS MiB", "cg MiB"))
     for name, r in rows:
-        n = max(1, r["procs"])
+        n = max(1, r["sandboxes"])
         cg = "%9.1f" % (sum(r["cg"]) / len(r["cg"]) / MIB) if r["cg"] else "%9s" % "-"
         print("  %-*s %9d %10s %9.1f %9.1f %9.1f %9.1f %s" % (
-            W - 12, name, r["procs"], "%.1f" % r["rate"] if r["rate"] else "-", r["mean_prep"] * 1e3,
+            W - 12, name, r["sandboxes"], "%.1f" % r["rate"] if r["rate"] else "-", r["mean_prep"] * 1e3,
             r["pss"] / n / MIB, r["priv"] / n / MIB, r["rss"] / n / MIB, cg))
-        if r["procs"] != r["target"]:
-            print("    note: %d sandbox processes under the server for %d warm sandboxes" % (r["procs"], r["target"]))
+        if r["sandboxes"] != r["target"]:
+            print("    note: %d sandboxes (%d processes) under the server for %d warm" % (r["sandboxes"], r["procs"],
+                                                                                     r["target"]))
     print("  refill /s: sandboxes made per second of the first fill (from cordon_sandboxes_created_total, all pools "
           "at once);\n  prep ms: the mean of cordon_sandbox_prepare_seconds; PSS, private (what one more sandbox "
-          "adds) and RSS from\n  /proc/PID/smaps_rollup of the server's child processes, divided by their number; "
-          "cg: each sandbox's memory cgroup usage\n  (kernel memory and page cache it was charged included)")
+          "adds) and RSS from\n  /proc/PID/smaps_rollup, summed over each sandbox's processes (its init and its "
+          "interpreter); cg: each sandbox's\n  memory cgroup usage (kernel memory and page cache it was charged "
+          "included)")
 
 
 # ---- the whole -----------------------------------------------------------------
