@@ -296,8 +296,11 @@ set style fill solid 0.75 border -1
 set key off
 set arrow from first 1, graph 0 to first 1, graph 1 nohead lw 2 lc rgb "#222222" dt 2
 set datafile separator "\t"
-plot %(data)s using (($3 < 1) ? $3 : 1):0:(($3 < 1) ? $3 : 1):(($3 < 1) ? 1 : $3):($0 - 0.35):($0 + 0.35):($4):ytic(2) with boxxyerror lc rgb variable, \
-     %(data)s using (($3 < 1) ? 1 : $3):0:5 with labels left offset 0.6,0 font "sans,9"
+lo(r) = r < 1 ? r : 1
+hi(r) = r < 1 ? 1 : r
+plot %(data)s using (lo($3)):0:(lo($3)):(hi($3)):($0 - 0.35):($0 + 0.35):($4):ytic(2) \
+       with boxxyerror lc rgb variable, \
+     %(data)s using (hi($3)):0:5 with labels left offset 0.6,0 font "sans,9"
 '''
 
 
