@@ -374,6 +374,7 @@ def report(build, src, cc):
     figs, notes, failed = [], [], []
     tmp = tempfile.mkdtemp(prefix="cordon-bench-report.")
     try:
+        print("bench: %d benches%s, their text in %s" % (len(benches), " (quick)" if quick else "", paths["log"]))
         with open(paths["log"], "w") as log:
             for i, (name, argv, extra) in enumerate(benches, 1):
                 print("bench [%d/%d] %s ..." % (i, len(benches), name), end="", flush=True)
