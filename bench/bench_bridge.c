@@ -48,7 +48,7 @@ extern char **environ;
  * BRIDGE_MAX_CALLS), and calls that fork the tool or commit to the ledger;
  * fewer of each under BENCH_QUICK=1. */
 #define N_FAST figure_runs(9000, 2000)
-#define N_SLOW figure_runs(1000, 200)
+#define N_SLOW figure_runs(600, 200)
 #define WARMUP_FAST 50 /* per round, on each fresh connection */
 #define WARMUP_SLOW 3
 

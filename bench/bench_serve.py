@@ -36,7 +36,7 @@ imports nothing ahead.
 
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
-Environment: BENCH_SERVE_RUNS (60) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
+Environment: BENCH_SERVE_RUNS (40) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
 for (2), BENCH_SERVE_SECONDS (1.5) per throughput window and
 BENCH_SERVE_REPEATS (5) windows per cell, BENCH_SERVE_POOL (8) warm sandboxes
 per (app, agent); BENCH_SERVE=0 skips it all.  BENCH_QUICK=1: 10, 5, 1 s, 2.
@@ -61,7 +61,7 @@ import figures  # noqa: E402
 from bench_run import (LOADER, PY, W, Peer, bench_files, bwrap_argv, cordon_ok,  # noqa: E402
                        emit, interleave, table)
 
-RUNS = figures.runs("BENCH_SERVE_RUNS", 60, 10)
+RUNS = figures.runs("BENCH_SERVE_RUNS", 40, 10)
 CAFE_RUNS = figures.runs("BENCH_SERVE_CAFE_RUNS", 20, 5)
 SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "1" if figures.QUICK else "1.5"))
 REPEATS = figures.runs("BENCH_SERVE_REPEATS", 5, 2)
