@@ -4,7 +4,7 @@
 #   make demo       install deps, build, compile the cafe example, run it with a tool call
 #   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
-#   make bench      print benchmark figures
+#   make bench      benchmark figures as one report (docs/bench.md)
 #   make compat     CPython's own tests inside python-compute: the share that passes
 #   make soak       thousands of runs through cordon run and cordon serve, then nothing left (not in check)
 #   make install    PREFIX=/usr/local, DESTDIR supported
@@ -285,14 +285,17 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(COMMON
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME)
 
-# Then start-up of `cordon run` beside bare python and the peer sandboxes
+# One report (docs/bench.md): bench/report.py runs the C benches, then
+# start-up of `cordon run` beside bare python and the peer sandboxes
 # (bench/bench_run.sh: installs missing peers as root, skips what cannot run),
-# then cordon serve beside the same cold starts (bench/bench_serve.py: the
-# system python, which the policies run, and the peers bench_run.sh installed).
+# then cordon serve beside the same cold starts (bench/bench_serve.py), their
+# text into bench/bench.log; it prints one table and writes
+# bench/results.json and bench/results.svg.  Its own tests run first, so a
+# broken report fails before the benches' minutes.  BENCH_QUICK=1,
+# BENCH_BASELINE=old.json, BENCH_THRESHOLD=10, BENCH_STRICT=1.
 bench: deps all $(BENCH_BIN)
-	@for b in $(BENCH_BIN); do CORDON_SRC=$(CURDIR) $$b; done
-	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh bench/bench_run.sh
-	@/usr/bin/python3 bench/bench_serve.py $(abspath $(B)) $(CURDIR)
+	@/usr/bin/python3 bench/test_report.py -q
+	@/usr/bin/python3 bench/report.py $(abspath $(B)) $(CURDIR) $(CC)
 
 # CPython's own regression tests, bare and inside python-compute: the share
 # that still passes (docs/profiles.md).  Needs Debian's

@@ -4,7 +4,10 @@
  * DESIGN.md §8: a denied call costs tens of microseconds; an allowed one
  * the tool's own cost plus well under a millisecond.  Each series is
  * sequential calls over one connection, as the executor makes them, timed
- * from the request's write to the answer's last byte.  The floors are
+ * from the request's write to the answer's last byte, in rounds: every
+ * series makes a tenth of its calls in each round, so the floors and the
+ * calls measured against them meet the same moments of a busy machine.
+ * Every call's time is a sample (bench/figure.h).  The floors are
  * measured in the same run: a plain Unix-socket echo with the same framing
  * and the same request bytes (what any socket round trip costs here); the
  * tool alone (/bin/cat started with posix_spawn, params on stdin, answer
@@ -37,13 +40,17 @@
 #include "runtime/supervise/bridge.h"
 #include "runtime/supervise/request.h"
 #include "runtime/supervise/tool_exec.h"
+#include "bench/figure.h"
 
 extern char **environ;
 
-#define N_FAST 9000 /* calls that never start a process; with the warm-up under BRIDGE_MAX_CALLS */
-#define N_SLOW 1000  /* calls that fork the tool, or commit to the ledger */
-#define WARMUP_FAST 500
-#define WARMUP_SLOW 20
+/* Calls that never start a process (with the warm-up under
+ * BRIDGE_MAX_CALLS), and calls that fork the tool or commit to the ledger;
+ * fewer of each under BENCH_QUICK=1. */
+#define N_FAST figure_runs(9000, 2000)
+#define N_SLOW figure_runs(600, 200)
+#define WARMUP_FAST 50 /* per round, on each fresh connection */
+#define WARMUP_SLOW 3
 
 static const char app_yaml[] = "version: 1\n"
 			       "app: bench\n"
@@ -170,9 +177,15 @@ static int frame_read(int fd, char *buf, size_t cap)
 static int unix_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t len = strlen(path);
+	int fd;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (len >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, path, len);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(fd);
 		fd = -1;
@@ -212,19 +225,21 @@ static int series_run(int fd, const char *name, const char *request, const char 
 
 /* --- the floors ------------------------------------------------------- */
 
-/* The echo server: one connection, the bridge's framing, a fixed small
- * answer.  No checks and no JSON: what a round trip costs by itself. */
+/* The echo server: one connection at a time until the listener is shut
+ * down, the bridge's framing, a fixed small answer.  No checks and no
+ * JSON: what a round trip costs by itself. */
 static void *echo_main(void *arg)
 {
-	int lfd = *(int *)arg, fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	int lfd = *(int *)arg, fd;
 	static const char answer[] = "{\"v\":1,\"id\":\"r1\",\"ok\":true,\"result\":{}}";
 	char frame[128], body[4096];
 	size_t alen = frame_build(frame, sizeof(frame), answer);
 
-	while (fd >= 0 && frame_read(fd, body, sizeof(body)) == 0 && write_full(fd, frame, alen) == 0)
-		;
-	if (fd >= 0)
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		while (frame_read(fd, body, sizeof(body)) == 0 && write_full(fd, frame, alen) == 0)
+			;
 		close(fd);
+	}
 	return NULL;
 }
 
@@ -361,8 +376,10 @@ out:
 
 struct series {
 	const char *label;
-	enum { BY_SOCKET, BY_SPAWN, BY_TOOL_EXEC } how;
-	const char *request; /* BY_SOCKET: the request text */
+	const char *figure; /* its name in the report; NULL for a floor */
+	int floor;	    /* the series its figure is the ratio to */
+	enum { BY_BRIDGE, BY_ECHO, BY_SPAWN, BY_TOOL_EXEC } how;
+	const char *request; /* BY_BRIDGE, BY_ECHO: the request text */
 	const char *want;
 	size_t warm, n;
 	double *v;
@@ -379,6 +396,55 @@ static void print_row(const struct series *x, const struct stats *floor, const s
 	printf("\n");
 }
 
+struct chunk_env {
+	const char *sock;      /* the bridge's socket path */
+	const char *echo_sock; /* the echo floor's */
+	const char *params;    /* the tool floors' stdin */
+};
+
+/*
+ * Round r of rounds for one series: its warm-up, then its share of calls
+ * into x->v.  A socket series gets a fresh connection, and the bridge a
+ * fresh bridge (a run is allowed BRIDGE_MAX_CALLS audited calls, fewer
+ * than the rounds make together).  spend: a request made once first,
+ * untimed, that must be allowed.  0, or -1 with err set or the reason
+ * printed.
+ */
+static int series_chunk(struct series *x, size_t r, size_t rounds, const struct bridge_cfg *cfg,
+			const struct chunk_env *e, const char *spend, char *err, size_t errlen)
+{
+	size_t share = x->n / rounds;
+	double *v = x->v + r * share;
+	struct bridge *b = NULL;
+	int lfd = -1, fd = -1, rc = -1;
+
+	snprintf(err, errlen, "%s: round %zu failed", x->label, r);
+	if (x->how == BY_SPAWN)
+		return cat_series(e->params, x->warm, share, v);
+	if (x->how == BY_TOOL_EXEC)
+		return exec_series(e->params, x->warm, share, v);
+	if (x->how == BY_BRIDGE) {
+		unlink(e->sock);
+		if (bridge_listen(e->sock, 0, 0, 0, &lfd, err, errlen) != 0 ||
+		    bridge_start(cfg, &lfd, &b, err, errlen) != 0)
+			goto out;
+	}
+	if ((fd = unix_connect(x->how == BY_BRIDGE ? e->sock : e->echo_sock)) < 0) {
+		snprintf(err, errlen, "%s: connect: %s", x->label, strerror(errno));
+		goto out;
+	}
+	if (spend != NULL && series_run(fd, "spend", spend, "\"ok\":true", 0, 1, v) != 0)
+		goto out;
+	rc = series_run(fd, x->label, x->request, x->want, x->warm, share, v);
+out:
+	if (fd >= 0)
+		close(fd);
+	bridge_free(b);
+	if (lfd >= 0)
+		close(lfd);
+	return rc;
+}
+
 #define REQ(tool, params)                                                                                    \
 	"{\"v\":1,\"token\":\"%s\",\"id\":\"r1\",\"tool\":\"" tool "\",\"params\":" params "}"
 
@@ -389,28 +455,34 @@ int main(void)
 	char req[6][512];
 	unsigned char rnd[32];
 	struct cpol_policy pol;
-	struct bridge *b = NULL;
+	struct bridge_cfg cfg;
+	struct chunk_env env = { sock, echo_sock, params };
 	cJSON *ctx = NULL;
 	pthread_t echo_thread;
-	int echo_started = 0, lfd = -1, elfd = -1, fd = -1, audit_fd = -1, rc = 1;
+	int echo_started = 0, elfd = -1, audit_fd = -1, rc = 1;
+	size_t rounds = figure_runs(10, 4);
 	/* The floor first, the tool floors right before the allowed calls
 	 * they are compared with (print_row's references depend on it). */
 	struct series s[] = {
-		{ .label = "unix-socket echo (floor)", .request = req[0], .want = "\"ok\":true", .warm = WARMUP_FAST,
+		{ .label = "unix-socket echo (floor)", .how = BY_ECHO, .request = req[0], .want = "\"ok\":true", .warm = WARMUP_FAST,
 		  .n = N_FAST },
-		{ .label = "denied: unknown_tool", .request = req[1], .want = "\"unknown_tool\"", .warm = WARMUP_FAST,
-		  .n = N_FAST },
-		{ .label = "denied: invalid_params", .request = req[2], .want = "\"invalid_params\"", .warm = WARMUP_FAST,
-		  .n = N_FAST },
-		{ .label = "denied: budget_exceeded (ledger)", .request = req[3], .want = "\"budget_exceeded\"",
-		  .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "denied: unknown_tool", .figure = "bridge.denied.unknown_tool", .request = req[1],
+		  .want = "\"unknown_tool\"", .warm = WARMUP_FAST, .n = N_FAST },
+		{ .label = "denied: invalid_params", .figure = "bridge.denied.invalid_params", .request = req[2],
+		  .want = "\"invalid_params\"", .warm = WARMUP_FAST, .n = N_FAST },
+		{ .label = "denied: budget_exceeded (ledger)", .figure = "bridge.denied.budget_exceeded",
+		  .request = req[3], .want = "\"budget_exceeded\"", .warm = WARMUP_SLOW, .n = N_SLOW },
 		{ .label = "/bin/cat alone (tool floor)", .how = BY_SPAWN, .warm = WARMUP_SLOW, .n = N_SLOW },
-		{ .label = "/bin/cat by tool_exec_run", .how = BY_TOOL_EXEC, .warm = WARMUP_SLOW, .n = N_SLOW },
-		{ .label = "allowed: /bin/cat, no budget", .request = req[4], .want = "\"ok\":true", .warm = WARMUP_SLOW,
-		  .n = N_SLOW },
-		{ .label = "allowed: /bin/cat, budget (ledger)", .request = req[5], .want = "\"ok\":true",
-		  .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "/bin/cat by tool_exec_run", .figure = "bridge.tool_exec_run", .floor = 4,
+		  .how = BY_TOOL_EXEC, .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "allowed: /bin/cat, no budget", .figure = "bridge.allowed", .floor = 4, .request = req[4],
+		  .want = "\"ok\":true", .warm = WARMUP_SLOW, .n = N_SLOW },
+		{ .label = "allowed: /bin/cat, budget (ledger)", .figure = "bridge.allowed.budget", .floor = 4,
+		  .request = req[5], .want = "\"ok\":true", .warm = WARMUP_SLOW, .n = N_SLOW },
 	};
+	/* The report's peer for each floor series. */
+	static const char *const floor_name[] = { [0] = "unix-socket echo, same framing",
+						  [4] = "/bin/cat alone (posix_spawn)" };
 	size_t ns = sizeof(s) / sizeof(s[0]);
 	double t_all = now_us();
 
@@ -436,9 +508,11 @@ int main(void)
 	snprintf(state, sizeof(state), "%s/state", dir);
 	snprintf(audit, sizeof(audit), "%s/tool-calls.jsonl", dir);
 	policy_init(&pol);
-	for (size_t i = 0; i < ns; i++)
+	for (size_t i = 0; i < ns; i++) {
+		s[i].n -= s[i].n % rounds;
 		if ((s[i].v = calloc(s[i].n, sizeof(double))) == NULL)
 			goto out;
+	}
 	if (policy_build(src ? src : ".", &pol) != 0)
 		goto out;
 	ctx = cJSON_Parse("{\"tenant\":\"bench\",\"user\":\"bench\",\"roles\":[]}");
@@ -447,6 +521,20 @@ int main(void)
 		fprintf(stderr, "bench_bridge: %s: %s\n", audit, strerror(errno));
 		goto out;
 	}
+	cfg = (struct bridge_cfg){ .pol = &pol,
+				   .exec_id = "bench",
+				   .token = token,
+				   .context = ctx,
+				   .agent = "bench",
+				   .state_dir = state,
+				   .audit_fd = audit_fd,
+				   .peer_uid = geteuid(),
+				   .child = getpid(),
+				   /* as root the tools switch to an unprivileged
+				    * identity, as under cordon run; no cgroup */
+				   .tool_uid = 65534,
+				   .tool_gid = 65534,
+				   .tool_ids = geteuid() == 0 };
 
 	/* The floor: the same request bytes to a server that only frames. */
 	if (bridge_listen(echo_sock, 0, 0, 0, &elfd, err, sizeof(err)) != 0)
@@ -454,58 +542,16 @@ int main(void)
 	if (pthread_create(&echo_thread, NULL, echo_main, &elfd) != 0)
 		goto out;
 	echo_started = 1;
-	if ((fd = unix_connect(echo_sock)) < 0 || series_run(fd, s[0].label, s[0].request, s[0].want, s[0].warm,
-							       s[0].n, s[0].v) != 0)
-		goto out;
-	close(fd);
-	fd = -1;
 
-	/* The bridge: this process is the executor (its uid, its pid
-	 * namespace), so the peer check passes as it does for a run's.  A
-	 * fresh bridge for each series: a run is allowed BRIDGE_MAX_CALLS
-	 * audited calls, fewer than the series make together. */
-	for (size_t i = 1; i < ns; i++) {
-		struct bridge_cfg cfg = { .pol = &pol,
-					  .exec_id = "bench",
-					  .token = token,
-					  .context = ctx,
-					  .agent = "bench",
-					  .state_dir = state,
-					  .audit_fd = audit_fd,
-					  .peer_uid = geteuid(),
-					  .child = getpid(),
-					  /* as root the tools switch to an unprivileged
-					   * identity, as under cordon run; no cgroup */
-					  .tool_uid = 65534,
-					  .tool_gid = 65534,
-					  .tool_ids = geteuid() == 0 };
-		int r;
-
-		if (s[i].how == BY_SPAWN || s[i].how == BY_TOOL_EXEC) {
-			r = s[i].how == BY_SPAWN ? cat_series(params, s[i].warm, s[i].n, s[i].v)
-						 : exec_series(params, s[i].warm, s[i].n, s[i].v);
-			if (r != 0)
-				goto out;
-			continue;
-		}
-		unlink(sock);
-		if (bridge_listen(sock, 0, 0, 0, &lfd, err, sizeof(err)) != 0 ||
-		    bridge_start(&cfg, &lfd, &b, err, sizeof(err)) != 0)
-			goto fail;
-		if ((fd = unix_connect(sock)) < 0) {
-			fprintf(stderr, "bench_bridge: %s: %s\n", sock, strerror(errno));
-			goto out;
-		}
-		/* Spend bench.spent's one call, so its series is all refusals. */
-		if (i == 3 && series_run(fd, "bench.spent", req[3], "\"ok\":true", 0, 1, s[3].v) != 0)
-			goto out;
-		if (series_run(fd, s[i].label, s[i].request, s[i].want, s[i].warm, s[i].n, s[i].v) != 0)
-			goto out;
-		close(fd);
-		fd = -1;
-		bridge_free(b);
-		b = NULL;
-	}
+	/* Rounds: every series makes its share of calls in each round, so a
+	 * burst of other work on the machine meets the floors and the calls
+	 * measured against them alike.  bench.spent's one call is spent on
+	 * each fresh bridge (a budget is per run), so its series is all
+	 * refusals. */
+	for (size_t r = 0; r < rounds; r++)
+		for (size_t i = 0; i < ns; i++)
+			if (series_chunk(&s[i], r, rounds, &cfg, &env, i == 3 ? req[3] : NULL, err, sizeof(err)) != 0)
+				goto fail;
 	for (size_t i = 0; i < ns; i++)
 		s[i].s = stats_of(s[i].v, s[i].n);
 
@@ -513,24 +559,28 @@ int main(void)
 	       strlen(req[4]), tmp && *tmp ? tmp : "/tmp");
 	for (size_t i = 0; i < ns; i++)
 		print_row(&s[i], i == 0 ? NULL : &s[0].s, i >= 5 ? &s[4].s : NULL);
-	printf("  (%d calls each without a process or commit, %d with; %.1f s in all)\n", N_FAST, N_SLOW,
+	printf("  (%zu calls each without a process or commit, %zu with; %.1f s in all)\n", N_FAST, N_SLOW,
 	       (now_us() - t_all) / 1e6);
+	for (size_t i = 0; i < ns; i++) {
+		const struct series *fl = &s[s[i].floor];
+		struct figure f = { s[i].figure, "us", 0, s[i].v, s[i].n, floor_name[s[i].floor], fl->v, fl->n };
+
+		if (s[i].figure != NULL && figure_emit(&f) != 0) {
+			fprintf(stderr, "bench_bridge: figure %s not recorded in %s\n", f.name, getenv("BENCH_FIGURES"));
+			goto out;
+		}
+	}
 	rc = 0;
 	goto out;
 fail:
 	fprintf(stderr, "bench_bridge: %s\n", err);
 out:
-	if (fd >= 0)
-		close(fd);
-	bridge_free(b);
 	if (elfd >= 0)
 		shutdown(elfd, SHUT_RDWR);
 	if (echo_started)
 		pthread_join(echo_thread, NULL);
 	if (elfd >= 0)
 		close(elfd);
-	if (lfd >= 0)
-		close(lfd);
 	if (audit_fd >= 0)
 		close(audit_fd);
 	cJSON_Delete(ctx);

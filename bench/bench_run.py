@@ -26,9 +26,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
+
 PY = "/usr/bin/python3"
-RUNS = int(os.environ.get("BENCH_RUNS", "40"))
-CAFE_RUNS = int(os.environ.get("BENCH_CAFE_RUNS", str(max(5, RUNS // 2))))
+RUNS = figures.runs("BENCH_RUNS", 40, 8)
+CAFE_RUNS = figures.runs("BENCH_CAFE_RUNS", max(5, RUNS // 2), 4)
 WARMUP = 3
 PACE = float(os.environ.get("BENCH_PACE", "0"))  # idle after a run, in run lengths
 W = 56  # name column
@@ -206,6 +209,15 @@ def table(title, peers, base, rounds):
     if bm > 1.25 * min(base.times):
         print("  warning: noisy machine: bare python's median is %.0f%% above its best run; rerun when quiet"
               % (100 * (bm / min(base.times) - 1)))
+        figures.note("%s: noisy machine, bare python's median %.0f%% above its best run"
+                     % (title.split(",")[0].split(" (")[0], 100 * (bm / min(base.times) - 1)))
+
+
+def emit(name, p, peer, label):
+    """p's wall times as figure name, against peer's (label in the report),
+    if both ran."""
+    if p is not None and peer is not None and p.times and peer.times:
+        figures.emit(name, "ms", p.times, label, peer.times)
 
 
 def cordon_ok(need_success):
@@ -330,7 +342,9 @@ def cgroup_attach_ms(rounds):
     writing; after ~a grace period with no writer the kernel has switched the
     semaphore back to its per-CPU fast path and the next writer waits for an
     RCU grace period.  A sandbox started now and then pays that every time:
-    timed here as attach after 50 ms idle, the way one run follows another."""
+    timed here as attach after 50 ms idle, the way one run follows another,
+    beside a second attach right after it (the semaphore still on its slow
+    path).  Returns (idle times, back-to-back times) or None."""
     lines = open("/proc/self/cgroup").read().splitlines()
     base = None
     for ln in lines:
@@ -348,17 +362,19 @@ def cgroup_attach_ms(rounds):
         os.mkdir(d)
     except OSError:
         return None
-    ts = []
+    ts = ([], [])
     try:
         for _ in range(rounds):
-            child = subprocess.Popen(["sleep", "5"])
+            kids = [subprocess.Popen(["sleep", "5"]) for _ in ts]
             time.sleep(0.05)
-            t0 = time.perf_counter_ns()
-            with open(os.path.join(d, "cgroup.procs"), "w") as f:
-                f.write(str(child.pid))
-            ts.append((time.perf_counter_ns() - t0) / 1e6)
-            child.kill()
-            child.wait()
+            for child, t in zip(kids, ts):
+                t0 = time.perf_counter_ns()
+                with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                    f.write(str(child.pid))
+                t.append((time.perf_counter_ns() - t0) / 1e6)
+            for child in kids:
+                child.kill()
+                child.wait()
     except OSError:
         ts = None
     finally:
@@ -507,6 +523,11 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
     table("start-up, trivial program", peers, bare, RUNS)
     for name, why in skipped:
         print("  skipped %-10s %s" % (name + ":", why))
+        figures.note("bench_run: %s skipped: %s" % (name, why))
+    by = {p.name.split(" ")[0]: p for p in peers}
+    for key, label in (("bare", "bare python3 -I -c pass"), ("bubblewrap", "bubblewrap, cold"),
+                       ("firejail", "firejail, cold"), ("crun", "crun run, cold")):
+        emit("run.pass.vs_" + key, crd, by.get(key), label)
     bm = statistics.median(bare.times)
     cm = statistics.median(crd.times)
     bwp = [p for p in peers if p.name.startswith("bubblewrap")]
@@ -520,10 +541,17 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
 
     table("where cordon run's time goes (outside view, same rounds)", parts, bare, RUNS)
     derive(crd, bwp[0] if bwp else None, parts)
-    cg = cgroup_attach_ms(10) if os.geteuid() == 0 else None
+    part = {p.name.strip().split(" (")[0]: p for p in parts}
+    emit("run.exec", part.get("cordon --version"), part.get("/bin/true"), "/bin/true (exec floor)")
+    emit("run.check_policy", part.get("cordon check-policy"), part.get("cordon --version"), "cordon --version")
+    emit("run.loader", part.get("python3 -I main.py"), part.get("python3 -I user_code.py"),
+         "python3 -I user_code.py (no loader)")
+    cg = cgroup_attach_ms(figures.runs("BENCH_CGROUP_RUNS", 15, 5)) if os.geteuid() == 0 else None
     if cg:
-        print("  %-*s %9.2f %8.2f %8.2f   (cordon attaches to memory, then pids)"
-              % (W, "  one cgroup attach after 50 ms idle", statistics.median(cg), p90(cg), min(cg)))
+        for label, ts in (("one cgroup attach after 50 ms idle", cg[0]), ("a second one right after", cg[1])):
+            print("  %-*s %9.2f %8.2f %8.2f" % (W, "  " + label, statistics.median(ts), p90(ts), min(ts)))
+        print("  (cordon attaches to memory, then pids)")
+        figures.emit("run.cgroup_attach_idle", "ms", cg[0], "the same attach right after another", cg[1])
 
     user_code = os.path.join(cafe, "user_code.py")
     if CAFE_RUNS <= 0:
@@ -535,6 +563,7 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
 
     for n in notes:
         print("note: " + n)
+        figures.note("bench_run: " + n)
     return 0
 
 
@@ -598,6 +627,8 @@ def cafe_bench(cordon, blob, cafe, user_code, tmp, skipped):
             peers.append(bw)
     interleave(peers, CAFE_RUNS)
     table("cafe program (examples/cafe/user_code.py, numpy solve)", peers, bare, CAFE_RUNS)
+    emit("run.cafe.vs_bare", crd, bare, "bare python3 -I user_code.py")
+    emit("run.cafe.vs_bubblewrap", crd, peers[2] if len(peers) > 2 else None, "bubblewrap, same program")
 
 
 if __name__ == "__main__":

@@ -17,12 +17,13 @@ after another at each concurrency, in a shuffled order.  Medians and p90s.
       without the tool (serve with no agent, where the supervisor refuses
       the call; bare with cordon_tools and no socket, which refuses it).
   (3) executions per second at concurrency 1, 4 and 16 (threads, each with
-      its own keep-alive connection, a fixed window after a ramp-up):
-      serve, the same loop of cold `cordon run`, of bubblewrap, of bare
-      python.
+      its own keep-alive connection, a fixed window after a ramp-up, the
+      median of BENCH_SERVE_REPEATS windows): serve, the same loop of cold
+      `cordon run`, of bubblewrap, of bare python.
   (4) pool refill (sandboxes/s while a fresh server fills its pools) and
       idle memory per warm sandbox (PSS and private memory of the sandbox
-      processes, and their memory cgroups' usage), without and with numpy.
+      processes, and their memory cgroups' usage), without and with numpy;
+      the PSS of each beside idle bare pythons that imported the same.
   (5) the cold path (`cordon run` of `pass` beside bare python and
       bubblewrap) is bench_run.py's first table: not measured again here.
 
@@ -35,9 +36,11 @@ imports nothing ahead.
 
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
-Environment: BENCH_SERVE_RUNS (60) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
-for (2), BENCH_SERVE_SECONDS (3) per throughput cell, BENCH_SERVE_POOL (8)
-warm sandboxes per (app, agent); BENCH_SERVE=0 skips it all.
+Environment: BENCH_SERVE_RUNS (40) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
+for (2), BENCH_SERVE_SECONDS (1.5) per throughput window and
+BENCH_SERVE_REPEATS (5) windows per cell, BENCH_SERVE_POOL (8) warm sandboxes
+per (app, agent); BENCH_SERVE=0 skips it all.  BENCH_QUICK=1: 10, 5, 1 s, 2.
+Figures go to BENCH_FIGURES (bench/figures.py).
 """
 import http.client
 import json
@@ -54,12 +57,14 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 from bench_run import (LOADER, PY, W, Peer, bench_files, bwrap_argv, cordon_ok,  # noqa: E402
-                       interleave, table)
+                       emit, interleave, table)
 
-RUNS = int(os.environ.get("BENCH_SERVE_RUNS", "60"))
-CAFE_RUNS = int(os.environ.get("BENCH_SERVE_CAFE_RUNS", "20"))
-SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "3"))
+RUNS = figures.runs("BENCH_SERVE_RUNS", 40, 10)
+CAFE_RUNS = figures.runs("BENCH_SERVE_CAFE_RUNS", 20, 5)
+SECONDS = float(os.environ.get("BENCH_SERVE_SECONDS", "1" if figures.QUICK else "1.5"))
+REPEATS = figures.runs("BENCH_SERVE_REPEATS", 5, 2)
 POOL = int(os.environ.get("BENCH_SERVE_POOL", "8"))
 RAMP = 0.5  # seconds of each throughput cell not counted: the pool's initial stock and the threads' start
 CONCURRENCY = (1, 4, 16)
@@ -338,6 +343,10 @@ def bench_pass(server, cordon, blob, code_file, ws, skipped):
     if cold:
         print("  note: %d serve executions found no warm sandbox and prepared one on the request's path" % cold)
     print(goal("serve pass p50 vs bare cold python", ratio, 0.15))
+    emit("serve.pass.vs_bare", srv, bare, "bare python3 -I -c pass, cold")
+    emit("serve.pass.vs_cold_run", srv, crd if crd in peers else None, "cordon run, cold")
+    emit("serve.pass.vs_bubblewrap", srv, peers[-1] if peers[-1].name.startswith("bubblewrap") else None,
+         "bubblewrap, cold")
     return ratio
 
 
@@ -423,6 +432,8 @@ def bench_cafe(server, src, tmp):
     else:
         print("\n(2) cafe program with its tool call: %s is not installed (scripts/install-examples as root), "
               "that pair is skipped" % CALC_CHECK)
+        figures.note("bench_serve: serve.cafe.tool skipped: %s is not installed (scripts/install-examples)"
+                     % CALC_CHECK)
     srv_n = ServePeer("serve, no agent: numpy preloaded, the call refused", server,
                       execution_body("cafe", code, None, [("receipts.json", rtext)]), cafe_ok(False))
     bare_n = Peer("bare python3 -I user_code.py, the call refused (no socket)", [PY, "-I", "-c", LOADER],
@@ -447,6 +458,8 @@ def bench_cafe(server, src, tmp):
     for srv, bare in zip(peers[0::2], peers[1::2]):
         ratio = statistics.median(srv.times) / statistics.median(bare.times)
         out.append(ratio)
+        emit("serve.cafe.tool" if "calc.check run" in srv.name else "serve.cafe.no_agent", srv, bare,
+             bare.name.replace("python3 -I user_code.py, ", "python3, cold, "))
         print(goal("%s vs %s" % (srv.name.split(":")[0], "its bare pair"), ratio, 0.10)
               + "; the program's run in the sandbox (durationMs) median %.1f ms" % statistics.median(srv.dur))
     print("  serve rows: HTTP request to result JSON; the program, its input written into the workspace, "
@@ -530,24 +543,32 @@ def bench_throughput(server, cordon, blob, code_file, ws):
                                                 capture_output=True).returncode == 0:
         loops.append(("bubblewrap, cold", lambda: loop_argv(bwrap_argv(ws, [], ["-c", "pass"]))))
     rng = random.Random(2013)
-    rate = {}
+    runs = {}  # (name, n): per-window rates
     bad = {}
     created = {}
-    for n in CONCURRENCY:
-        order = loops[:]
-        rng.shuffle(order)
-        for name, mk in order:
-            server.wait_full()
-            m0 = server.metrics()
-            rate[name, n], bad[name, n] = sustain(mk, n, SECONDS)
-            if name.startswith("cordon serve"):
-                m1 = server.metrics()
-                created[n] = (m1.get("cordon_sandboxes_created_total", 0) - m0.get("cordon_sandboxes_created_total", 0),
-                              m1.get('cordon_execution_seconds_count{warm="false"}', 0)
-                              - m0.get('cordon_execution_seconds_count{warm="false"}', 0))
+    # Repeats outermost, each cell's windows spread over the whole section.
+    for _ in range(REPEATS):
+        for n in CONCURRENCY:
+            order = loops[:]
+            rng.shuffle(order)
+            for name, mk in order:
+                server.wait_full()
+                m0 = server.metrics()
+                r, whys = sustain(mk, n, SECONDS)
+                runs.setdefault((name, n), []).append(r)
+                bad.setdefault((name, n), []).extend(whys)
+                if name.startswith("cordon serve"):
+                    m1 = server.metrics()
+                    c0 = created.get(n, (0, 0))
+                    created[n] = (c0[0] + m1.get("cordon_sandboxes_created_total", 0)
+                                  - m0.get("cordon_sandboxes_created_total", 0),
+                                  c0[1] + m1.get('cordon_execution_seconds_count{warm="false"}', 0)
+                                  - m0.get('cordon_execution_seconds_count{warm="false"}', 0))
+    rate = {k: statistics.median(v) for k, v in runs.items()}
     print()
-    print("(3) sustained executions per second of `pass`, %g s windows after %g s ramp-up, threads each with its "
-          "own loop (serve: --pool %d --max-concurrency %d)" % (SECONDS, RAMP, POOL, MAX_CONCURRENCY))
+    print("(3) sustained executions per second of `pass`, medians of %d windows of %g s after %g s ramp-up, threads "
+          "each with its own loop (serve: --pool %d --max-concurrency %d)"
+          % (REPEATS, SECONDS, RAMP, POOL, MAX_CONCURRENCY))
     print("  %-*s %s" % (W, "peer", " ".join("%12s" % ("conc %d /s" % n) for n in CONCURRENCY)))
     for name, _ in loops:
         cells = []
@@ -557,6 +578,14 @@ def bench_throughput(server, cordon, blob, code_file, ws):
                 c += " (%d failed)" % len(bad[name, n])
             cells.append(c)
         print("  %-*s %s" % (W, name, " ".join(cells)))
+    srv_name = loops[0][0]
+    for n in CONCURRENCY:
+        for key, other in (("cold_run", loops[1][0]), ("bare", loops[2][0])):
+            name = "serve.rate.c%d.vs_%s" % (n, key)
+            if statistics.median(runs[other, n]) > 0:
+                figures.emit(name, "/s", runs[srv_name, n], other.split(" (")[0], runs[other, n], better="higher")
+            else:
+                figures.note("%s not recorded: %s completed nothing in most windows" % (name, other))
     srv, crd = loops[0][0], loops[1][0]
     for other in loops[1:]:
         print("  %-*s %s" % (W, "serve / " + other[0], " ".join(
@@ -564,8 +593,8 @@ def bench_throughput(server, cordon, blob, code_file, ws):
             for n in CONCURRENCY)))
     for n in CONCURRENCY:
         if n in created:
-            print("  serve at %d: the pool's workers prepared %d sandboxes during the cell; %d executions found the pool "
-                  "empty and prepared their own" % (n, created[n][0], created[n][1]))
+            print("  serve at %d: the pool's workers prepared %d sandboxes during the cell's windows; %d executions "
+                  "found the pool empty and prepared their own" % (n, created[n][0], created[n][1]))
     for (name, n), whys in sorted(bad.items()):
         if whys:
             print("  failed, %s at %d: %s" % (name, n, "; ".join(sorted(set(w[:160] for w in whys))[:3])))
@@ -577,7 +606,9 @@ def bench_throughput(server, cordon, blob, code_file, ws):
 
 # ---- (4) refill and memory ---------------------------------------------------
 
-def descendants(pid):
+def sandbox_trees(pid):
+    """The processes of each sandbox under the server pid: one list per
+    child of the server (the sandbox's init), the init first."""
     kids = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -588,12 +619,15 @@ def descendants(pid):
         except (OSError, ValueError, IndexError):
             continue
         kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        for c in kids.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
+    trees = []
+    for root in kids.get(pid, []):
+        out, todo = [root], [root]
+        while todo:
+            for c in kids.get(todo.pop(), []):
+                out.append(c)
+                todo.append(c)
+        trees.append(out)
+    return trees
 
 
 def proc_memory(pid):
@@ -651,21 +685,60 @@ def fill_and_measure(server):
         rate = last[1] / (last[0] - server.t_start)
     mean_prep = m["cordon_sandbox_prepare_seconds_sum"] / m["cordon_sandbox_prepare_seconds_count"]
     time.sleep(0.5)  # the last sandbox's interpreter settles into its wait
-    pids = descendants(server.proc.pid)
+    # Per sandbox, all its processes (its init and the interpreter): the
+    # columns are per sandbox, not per process.
+    trees = sandbox_trees(server.proc.pid)
     pss = priv = rss = 0
-    cg = []
-    for p in pids:
+    cg, each = [], []
+    for tree in trees:
+        mine = 0
         try:
-            a, b, c = proc_memory(p)
-            pss, priv, rss = pss + a, priv + b, rss + c
-            u = cgroup_usage(p)
+            for p in tree:
+                a, b, c = proc_memory(p)
+                pss, priv, rss, mine = pss + a, priv + b, rss + c, mine + b
+            u = cgroup_usage(tree[0])
             if u is not None:
                 cg.append(u)
         except OSError:
-            pass
-    return {"target": int(target), "procs": len(pids), "rate": rate,
+            continue
+        each.append(mine / MIB)
+    return {"target": int(target), "procs": sum(len(t) for t in trees), "sandboxes": len(trees), "rate": rate,
             "fill_s": last[0] - server.t_start, "mean_prep": mean_prep, "pss": pss, "priv": priv, "rss": rss,
-            "cg": cg}
+            "cg": cg, "private_each": each}
+
+
+IDLE_PY = "import sys\n%s\nsys.stdout.write('ready\\n')\nsys.stdout.flush()\nsys.stdin.read()\n"
+
+
+def idle_python_private(n, imports):
+    """Private memory in MiB (what one more adds: its own pages, shared
+    with no other process) of each of n bare pythons started together, idle
+    after importing imports (a statement or ""), with the policy's
+    environment: the peer of a warm sandbox's interpreter."""
+    env = dict(os.environ, LANG="C.UTF-8", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    procs = [subprocess.Popen([PY, "-I", "-c", IDLE_PY % imports], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=env) for _ in range(n)]
+    try:
+        for p in procs:
+            if p.stdout.readline() != b"ready\n":
+                return None
+        return [proc_memory(p.pid)[1] / MIB for p in procs]
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait()
+            p.stdout.close()
+
+
+def memory_figure(name, r, imports):
+    """Private memory of each warm sandbox's process against idle bare
+    pythons that imported the same, started now beside them."""
+    peer = idle_python_private(r["target"], imports)
+    if len(r["private_each"]) != r["target"] or not peer:
+        figures.note("%s not recorded: %d sandboxes weighed for %d warm%s" % (
+            name, len(r["private_each"]), r["target"], "" if peer else ", the idle pythons did not start"))
+        return
+    figures.emit(name, "MiB", r["private_each"], "idle bare python3" + (", " + imports if imports else ""), peer)
 
 
 def print_memory(rows):
@@ -675,17 +748,19 @@ def print_memory(rows):
     print("  %-*s %9s %10s %9s %9s %9s %9s %9s" % (W - 12, "policy", "sandboxes", "refill /s", "prep ms", "PSS MiB",
                                                     "priv MiB", "RSS MiB", "cg MiB"))
     for name, r in rows:
-        n = max(1, r["procs"])
+        n = max(1, r["sandboxes"])
         cg = "%9.1f" % (sum(r["cg"]) / len(r["cg"]) / MIB) if r["cg"] else "%9s" % "-"
         print("  %-*s %9d %10s %9.1f %9.1f %9.1f %9.1f %s" % (
-            W - 12, name, r["procs"], "%.1f" % r["rate"] if r["rate"] else "-", r["mean_prep"] * 1e3,
+            W - 12, name, r["sandboxes"], "%.1f" % r["rate"] if r["rate"] else "-", r["mean_prep"] * 1e3,
             r["pss"] / n / MIB, r["priv"] / n / MIB, r["rss"] / n / MIB, cg))
-        if r["procs"] != r["target"]:
-            print("    note: %d sandbox processes under the server for %d warm sandboxes" % (r["procs"], r["target"]))
+        if r["sandboxes"] != r["target"]:
+            print("    note: %d sandboxes (%d processes) under the server for %d warm" % (r["sandboxes"], r["procs"],
+                                                                                     r["target"]))
     print("  refill /s: sandboxes made per second of the first fill (from cordon_sandboxes_created_total, all pools "
           "at once);\n  prep ms: the mean of cordon_sandbox_prepare_seconds; PSS, private (what one more sandbox "
-          "adds) and RSS from\n  /proc/PID/smaps_rollup of the server's child processes, divided by their number; "
-          "cg: each sandbox's memory cgroup usage\n  (kernel memory and page cache it was charged included)")
+          "adds) and RSS from\n  /proc/PID/smaps_rollup, summed over each sandbox's processes (its init and its "
+          "interpreter); cg: each sandbox's\n  memory cgroup usage (kernel memory and page cache it was charged "
+          "included)")
 
 
 # ---- the whole -----------------------------------------------------------------
@@ -753,6 +828,7 @@ def run(build, src, cordon, cordonc, tmp, servers):
     servers.append(a)
     try:
         mem.append(("bench (no preload)", fill_and_measure(a)))
+        memory_figure("serve.memory.idle", mem[-1][1], "")
     except ServeError as e:
         print("  cordon serve of the bench policy cannot start: %s; serve figures skipped" % e)
         return 1
@@ -764,12 +840,14 @@ def run(build, src, cordon, cordonc, tmp, servers):
     servers.append(b)
     try:
         mem.append(("cafe (preload: [numpy])", fill_and_measure(b)))
+        memory_figure("serve.memory.idle_numpy", mem[-1][1], "import numpy")
         bench_cafe(b, src, tmp)
     except ServeError as e:
         print("  cordon serve of the cafe policy: %s; its figures skipped" % e)
     print_memory(mem)
     for name, why in skipped:
         print("  skipped %s: %s" % (name, why))
+        figures.note("bench_serve: %s skipped: %s" % (name, why))
     print()
     print("(5) the cold path (`cordon run` of pass beside bare python and bubblewrap) is bench_run's "
           "\"start-up, trivial program\" table above")
