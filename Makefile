@@ -119,7 +119,11 @@ install-client: $(B)/libcordon_tools.a
 deps:
 	@scripts/install-deps
 
-$(GEN)/policy.tab.c $(GEN)/policy.tab.h: grammar/policy.y
+# One bison run makes both files (a grouped target): with two ordinary
+# targets, make -j ran bison twice and the second run made the header
+# newer than the objects built from the first, so the next make rebuilt
+# them all.
+$(GEN)/policy.tab.c $(GEN)/policy.tab.h &: grammar/policy.y
 	@mkdir -p $(GEN)
 	bison -Wall -Werror --defines=$(GEN)/policy.tab.h -o $(GEN)/policy.tab.c $<
 
