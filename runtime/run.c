@@ -100,6 +100,61 @@ out:
 	return rc;
 }
 
+/* The program from standard input (--code - or /dev/stdin), read to its
+ * end as `python3 -` does, and refused once it passes max: a pipe has no
+ * size to check first, so the bound is counted as it arrives. */
+static int read_stdin(uint64_t max, char **buf, size_t *len, const char *bound, char *err, size_t n)
+{
+	size_t cap = 0;
+	int rc = -1;
+
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		ssize_t r;
+
+		if (*len == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb;
+
+			if ((nb = realloc(*buf, ncap + 1)) == NULL) {
+				snprintf(err, n, "standard input: out of memory");
+				goto out;
+			}
+			*buf = nb;
+			cap = ncap;
+		}
+		r = read(0, *buf + *len, cap - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, n, "standard input: %s", strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		*len += (size_t)r;
+		if ((uint64_t)*len > max) {
+			snprintf(err, n, "standard input is over %s", bound);
+			goto out;
+		}
+	}
+	(*buf)[*len] = '\0';
+	rc = 0;
+out:
+	if (rc != 0) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return rc;
+}
+
+static int run_code_is_stdin(const char *path)
+{
+	return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0;
+}
+
 struct run_req {
 	struct cpol_policy pol;
 	struct blob_map map;
@@ -159,8 +214,10 @@ static int run_read(const struct run_opts *o, struct run_req *r, struct sandbox_
 		}
 	}
 	snprintf(bound, sizeof(bound), "max_code_bytes (%llu)", (unsigned long long)r->pol.limits.max_code_bytes);
-	if (read_small(o->code, r->pol.limits.max_code_bytes, &r->code, &r->code_len, bound, e->msg,
-		       sizeof(e->msg)) != 0) {
+	if ((run_code_is_stdin(o->code)
+		     ? read_stdin(r->pol.limits.max_code_bytes, &r->code, &r->code_len, bound, e->msg, sizeof(e->msg))
+		     : read_small(o->code, r->pol.limits.max_code_bytes, &r->code, &r->code_len, bound, e->msg,
+				  sizeof(e->msg))) != 0) {
 		snprintf(e->stage, sizeof(e->stage), "code");
 		return -1;
 	}

@@ -59,6 +59,22 @@ refused code "/dev/zero: not a regular file (a character device)" $P --code /dev
 refused code "$T/missing.py: No such file or directory" $P --code "$T/missing.py"
 pass "a directory, a socket or a device is named as such; a missing file says so"
 
+# 2b. Issue 14: --code - and --code /dev/stdin read the program from
+# standard input (a pipe), bounded by max_code_bytes as it arrives.
+for c in - /dev/stdin; do
+	printf 'print(6 * 7)\nopen("/workspace/out/summary.txt", "w").write("ok")\n' >"$T/stdin.py"
+	expect_rc 0 sh -c '"$1" run --policy "$2" --code "$3" <"$4"' sh "$CORDON" "$T/cafe.cpol" "$c" "$T/stdin.py"
+	[ "$($PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"], r["stdout"].strip())' "$_out")" = \
+		"succeeded 42" ] || die "--code $c: $(cat "$_out")"
+	expect_rc 0 sh -c 'cat "$4" | "$1" run --policy "$2" --code "$3"' sh "$CORDON" "$T/cafe.cpol" "$c" "$T/stdin.py"
+done
+expect_rc 125 sh -c 'head -c 70000 /dev/zero | "$1" run --policy "$2" --code -' sh "$CORDON" "$T/cafe.cpol"
+case "$(where "$_out")" in
+"error exec.harness.code standard input is over max_code_bytes (65536)") ;;
+*) die "70000 bytes on standard input: $(where "$_out")" ;;
+esac
+pass "--code - and --code /dev/stdin read the program from standard input, bounded by max_code_bytes"
+
 # 3. policy_error_masked: why the blob was refused is the message, not
 # the sandbox's "no policy" placeholder.
 refused policy "$T/missing.cpol: No such file or directory" --policy "$T/missing.cpol" --code "$T/p.py"
