@@ -132,7 +132,7 @@ int cmd_describe(int argc, char **argv)
 	}
 	switch (fmt) {
 	case DESCRIBE_PYTHON:
-		text = stubs_python(&p, tools, n, &len);
+		text = stubs_python(&p, agent, tools, n, &len);
 		break;
 	case DESCRIBE_JSONSCHEMA:
 		d = agent_doc_tools_json(&p, agent);

@@ -624,7 +624,7 @@ static char *tools_stubs(const struct sandbox *sb, const cJSON *context, size_t 
 
 	if (sel == NULL)
 		return NULL;
-	s = stubs_python(sb->pol, sel, tools_selected(sb, context, sel), len);
+	s = stubs_python(sb->pol, sb->agent, sel, tools_selected(sb, context, sel), len);
 	free(sel);
 	return s;
 }
@@ -1402,6 +1402,12 @@ static void result_head(const struct sandbox *sb, cJSON *res)
 	const char *app = sb->pol && sb->pol->meta.app ? sb->pol->meta.app : NULL;
 
 	cJSON_AddStringToObject(res, "executionId", sb->id);
+	/* Which agent's tools the program had; null says none was selected,
+	 * which is why a program that reached for a tool found none. */
+	if (sb->agent != NULL)
+		cJSON_AddStringToObject(res, "agent", sb->agent);
+	else
+		cJSON_AddNullToObject(res, "agent");
 	cJSON_AddStringToObject(pol, "app", app ? app : "");
 	if (app)
 		sodium_bin2hex(hex, sizeof(hex), sb->pol->sha256, 32);

@@ -273,7 +273,45 @@ static const char stubs_intro[] =
 	"ends_with(s, \"x\") test a string's start and end.  Reading an optional\n"
 	"parameter that is not given makes the constraint fail.\n";
 
-char *stubs_python(const struct cpol_policy *p, const uint32_t *tools, uint32_t n, size_t *len)
+/* Module __getattr__ (PEP 562): tools.<name> that is not here says why,
+ * instead of Python's bare "module 'tools' has no attribute". */
+static void stubs_missing(struct textbuf *b, const struct cpol_policy *p, const char *agent, const uint32_t *tools,
+			  uint32_t n)
+{
+	struct textbuf why;
+
+	textbuf_init(&why);
+	if (agent == NULL) {
+		textbuf_puts(&why, ": this run has no tools: no agent was selected (cordon run --agent NAME, or the "
+				   "execution's \"agent\"); the app's agents:");
+		for (uint32_t i = 0; i < p->nagents; i++)
+			textbuf_printf(&why, "%s %s", i ? "," : "", p->agents[i].name);
+		if (p->nagents == 0)
+			textbuf_puts(&why, " none");
+	} else {
+		textbuf_printf(&why, ": not a tool namespace of this run (agent %s; its tools here:", agent);
+		for (uint32_t i = 0; i < n; i++)
+			if (tools[i] < p->ntools)
+				textbuf_printf(&why, "%s %s", i ? "," : "", p->tools[tools[i]].id);
+		if (n == 0)
+			textbuf_puts(&why, " none: the context's \"tools\" selected none");
+		textbuf_puts(&why, ")");
+	}
+	if (why.oom) {
+		b->oom = 1;
+	} else {
+		textbuf_puts(b, "\n\n_MISSING = \"");
+		py_text(b, why.s, why.n, 0);
+		textbuf_putc(b, '"');
+		textbuf_puts(b, "\n\n\ndef __getattr__(name):\n"
+				"    if name.startswith(\"__\"):\n"
+				"        raise AttributeError(name)\n"
+				"    raise AttributeError(\"tools.\" + name + _MISSING)\n");
+	}
+	textbuf_free(&why);
+}
+
+char *stubs_python(const struct cpol_policy *p, const char *agent, const uint32_t *tools, uint32_t n, size_t *len)
 {
 	struct textbuf b, doc, names;
 	const char *why, *ns = NULL;
@@ -330,5 +368,6 @@ char *stubs_python(const struct cpol_policy *p, const uint32_t *tools, uint32_t 
 	else
 		textbuf_put(&b, names.s, names.n);
 	textbuf_free(&names);
+	stubs_missing(&b, p, agent, tools, n);
 	return textbuf_take(&b, len);
 }

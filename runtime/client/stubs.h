@@ -23,7 +23,12 @@ extern const size_t stubs_client_py_len;
  * docstring from the inventory, calling cordon_tools.tool_call().  Returns
  * malloc'd NUL-terminated text (caller frees) with *len set, or NULL when
  * out of memory.
+ *
+ * agent names the selection (NULL: no agent was selected).  A name the
+ * module does not have raises an AttributeError that says why: no agent
+ * (and which the app has), or not among the agent's selected tools.
  */
-char *stubs_python(const struct cpol_policy *p, const uint32_t *tools, uint32_t n, size_t *len);
+char *stubs_python(const struct cpol_policy *p, const char *agent, const uint32_t *tools, uint32_t n,
+		   size_t *len);
 
 #endif

@@ -102,6 +102,12 @@ static const char check_py[] =
 	"assert not os.path.exists('PWNED'), 'code ran at import'\n"
 	"assert sorted(tools.__all__) == ['calc', 'evil', 'mail', 'ping'], tools.__all__\n"
 	"assert not hasattr(tools, 'kw'), 'kw.bad got a stub'\n"
+	"try:\n"
+	"    tools.nosuch\n"
+	"    raise SystemExit('tools.nosuch did not raise')\n"
+	"except AttributeError as e:\n"
+	"    assert str(e).startswith('tools.nosuch: not a tool namespace of this run (agent a; its tools here: "
+	"calc.add, evil.run, kw.bad, mail.send, ping.now)'), e\n"
 	"assert 'kw.bad: a parameter name cannot be a Python keyword argument' in tools.__doc__, tools.__doc__\n"
 	"calls = cordon_tools.calls\n"
 	"assert tools.calc.add(a=1.5) == 'answer'\n"
@@ -216,7 +222,7 @@ static void test_hostile_strings(void **state)
 	assert_int_equal(p.tools[2].params.count, 1);
 	p.params[p.tools[2].params.first].name = "lambda";
 
-	mod = stubs_python(&p, all, 5, &len);
+	mod = stubs_python(&p, "a", all, 5, &len);
 	assert_non_null(mod);
 	assert_int_equal(strlen(mod), len);
 	assert_non_null(mkdtemp(dir));
@@ -244,14 +250,21 @@ static void test_no_tools(void **state)
 
 	(void)state;
 	compile_policy(&p);
-	mod = stubs_python(&p, NULL, 0, &len);
+	mod = stubs_python(&p, NULL, NULL, 0, &len);
 	assert_non_null(mod);
 	assert_non_null(strstr(mod, "Tools: none."));
 	assert_non_null(strstr(mod, "__all__ = []"));
+	/* Issue 14: without an agent, tools.<anything> says why there are
+	 * none and names the app's agents (AttributeError: module 'tools'
+	 * has no attribute 'calc' was all a program got). */
+	assert_non_null(strstr(mod, "def __getattr__(name):"));
+	assert_non_null(strstr(mod, "this run has no tools: no agent was selected"));
+	assert_non_null(strstr(mod, "the app's agents: a\""));
 	free(mod);
-	mod = stubs_python(&p, bad, 2, &len);
+	mod = stubs_python(&p, "a", bad, 2, &len);
 	assert_non_null(mod);
 	assert_non_null(strstr(mod, "__all__ = []"));
+	assert_non_null(strstr(mod, "not a tool namespace of this run (agent a; its tools here:"));
 	free(mod);
 	policy_free(&p);
 }
