@@ -1493,6 +1493,10 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 		artifacts_inline(arts, out_dir, o->inline_max);
 	cJSON_AddItemToObject(res, "artifacts", arts);
 	cJSON_AddItemToObject(res, "violations", outputs_violations_json(&rep));
+	/* Files in out/ that no declared output matches: not an error, but
+	 * a program that wrote its chart under another name learns why it is
+	 * not among the artifacts. */
+	cJSON_AddItemToObject(res, "undeclared", outputs_undeclared_json(&rep));
 	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(sb->bridge));
 	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(sb->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");

@@ -75,6 +75,16 @@ case "$(where "$_out")" in
 esac
 pass "--code - and --code /dev/stdin read the program from standard input, bounded by max_code_bytes"
 
+# 2c. Issue 14: files in out/ that no declared output matches are listed
+# in the result's "undeclared" with their type (docs/descriptor.md said so;
+# the result had no such list).
+printf 'import os\nopen("/workspace/out/summary.txt", "w").write("ok")\nopen("/workspace/out/chart.png", "w").write("x")\nos.mkdir("/workspace/out/d")\nos.mkfifo("/workspace/out/d/f")\n' >"$T/undecl.py"
+expect_rc 0 "$CORDON" run --policy "$T/cafe.cpol" --code "$T/undecl.py"
+got=$($PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["undeclared"], [a["path"] for a in r["artifacts"]])' "$_out")
+[ "$got" = "[{'path': 'chart.png', 'type': 'file'}, {'path': 'd/f', 'type': 'fifo'}] ['summary.txt']" ] ||
+	die "undeclared outputs: $got"
+pass "files no declared output matches are listed as undeclared, with their type"
+
 # 3. policy_error_masked: why the blob was refused is the message, not
 # the sandbox's "no policy" placeholder.
 refused policy "$T/missing.cpol: No such file or directory" --policy "$T/missing.cpol" --code "$T/p.py"
