@@ -35,6 +35,7 @@
 
 #include "common/tool_path.h"
 #include "common/utf8.h"
+#include "runtime/client/constraint_text.h"
 #include "runtime/constraint_eval.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/ledger/ledger.h"
@@ -813,8 +814,15 @@ static uint32_t bridge_check_call(struct bridge *b, const struct request *rq, st
 	}
 	v->params_known = 1;
 	if (!constraint_eval(p, t, rq->params, &cr)) {
+		/* Quoted, so the program (and the model writing it) can see
+		 * what to change; the text is the policy's, not the caller's. */
+		char terr[128];
+		char *text = constraint_text(p, t, cr.index, terr, sizeof(terr));
+
 		verdict_deny(v, "constraint", "tool_denied", constraint_verdict_name(cr.verdict),
-			     "constraint %u of %s does not hold", cr.index + 1, tool->id);
+			     "constraint %u of %s does not hold: %.600s", cr.index + 1, tool->id,
+			     text ? text : "(its text cannot be shown)");
+		free(text);
 		return CPOL_NONE;
 	}
 	if (tool->roles.n > 0) {

@@ -456,6 +456,12 @@ def check_table():
         bad = judge(ans, line, want)
         if spec.get("checkClose") and c.get("closed") is not True:
             bad.append("the connection stayed open after a %s refusal" % want[1])
+        # Issue 14: a constraint refusal quotes the constraint, so the
+        # program can see what to change.
+        if name == "constraint_false":
+            msg = ((ans or {}).get("error") or {}).get("message", "")
+            if msg != 'constraint 1 of test.echo does not hold: text != "forbidden"':
+                bad.append("the refusal does not quote the constraint: %r" % msg)
         ev = ev_of(ans, line)
         if fix is not None:
             fc, fline = got.get((where, "fixed:" + spec_key(fix)), ({}, None))
