@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/suggest.h"
+
 /* A text input held in memory for the whole compile, so diagnostics can
  * quote its lines.  Owns path and text. */
 struct src_file {
@@ -77,9 +79,5 @@ void src_free(struct src_file *f);
  * is not a column).  For errors known by byte offset. */
 void src_pos(const struct src_file *f, size_t offset, uint32_t *line, uint32_t *col);
 
-/* The closest candidate to word by edit distance, or NULL when none is close
- * enough to be a plausible typo (distance <= 2, and less than half the
- * word's length).  For "did you mean" hints. */
-const char *suggest_nearest(const char *word, const char *const *cands, size_t n);
 
 #endif

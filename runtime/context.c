@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/suggest.h"
 #include "common/utf8.h"
 #include "runtime/context.h"
 #include "runtime/json_strict.h"
@@ -101,9 +102,11 @@ static int context_check_member(const cJSON *it, char *err, size_t errlen)
 	for (k = 0; k < CONTEXT_NKEYS && strcmp(context_keys[k], it->string) != 0; k++)
 		;
 	if (k == CONTEXT_NKEYS) {
+		const char *near = suggest_nearest(it->string, context_keys, CONTEXT_NKEYS);
+
 		snprintf(err, errlen,
-			 "unknown key '%.64s' (known: tenant, project, user, session, roles, tools, accounting)",
-			 it->string);
+			 "unknown key '%.64s'%s%s%s (known: tenant, project, user, session, roles, tools, accounting)",
+			 it->string, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		return -1;
 	}
 	for (const cJSON *dup = it->next; dup != NULL; dup = dup->next)

@@ -836,7 +836,7 @@ static uint32_t bridge_check_call(struct bridge *b, const struct request *rq, st
 	}
 	if ((tool->flags & CPOL_TOOL_F_SIDE_EFFECT) && rq->message_id == NULL) {
 		verdict_deny(v, "params", "invalid_params", "message_id",
-			     "%s has side effects: a messageId is required", tool->id);
+			     "%s has side effects: a message_id is required (messageId in the request)", tool->id);
 		return CPOL_NONE;
 	}
 	return t;

@@ -123,7 +123,10 @@ enum request_fault request_parse(const char *text, size_t len, const char *want,
 	it = cJSON_GetObjectItemCaseSensitive(rq->root, "messageId");
 	if (it != NULL) {
 		if (!cJSON_IsString(it) || !request_plain(it->valuestring, REQUEST_MAX_MESSAGE_ID)) {
-			snprintf(why, n, "'messageId' must be 1 to %d printable ASCII characters", REQUEST_MAX_MESSAGE_ID);
+			/* Named as the program wrote it (the stubs' keyword), the
+			 * wire name after it. */
+			snprintf(why, n, "message_id ('messageId' in the request) must be 1 to %d printable ASCII characters",
+				 REQUEST_MAX_MESSAGE_ID);
 			goto out;
 		}
 		rq->message_id = it->valuestring;

@@ -56,7 +56,12 @@ static void test_context_shape(void **state)
 	(void)state;
 	refused("[]", "not a JSON object");
 	refused("{", "not a JSON object (invalid JSON)");
-	refused("{\"role\":\"x\"}", "unknown key 'role' (known: tenant, project, user, session, roles, tools, accounting)");
+	refused("{\"role\":\"x\"}", "unknown key 'role'; did you mean 'roles'? (known: tenant, project, user, session, "
+				       "roles, tools, accounting)");
+	refused("{\"tennat\":\"x\"}", "unknown key 'tennat'; did you mean 'tenant'? (known: tenant, project, user, "
+					  "session, roles, tools, accounting)");
+	refused("{\"zzz\":\"x\"}", "unknown key 'zzz' (known: tenant, project, user, session, roles, tools, "
+				      "accounting)");
 	refused("{\"user\":\"a\",\"user\":\"b\"}", "key 'user' given twice");
 	refused("{\"user\":1}", "'user' must be a string");
 	refused("{\"roles\":[1]}", "'roles' must hold strings only");

@@ -140,6 +140,15 @@ static void test_request_shape(void **state)
 	assert_int_equal(fault_of(longid), REQUEST_SHAPE);
 	snprintf(longid, sizeof(longid), "{\"v\":1,\"token\":\"" TOKEN "\",\"id\":\"%064d\",\"tool\":\"a.b\",\"params\":{}}", 0);
 	assert_int_equal(fault_of(longid), REQUEST_OK);
+	/* Issue 14: named as the program wrote it (the stubs' keyword). */
+	{
+		struct request rq;
+		char why[256] = "";
+
+		assert_int_equal(request_parse(bad[7], strlen(bad[7]), TOKEN, &rq, why, sizeof(why)), REQUEST_SHAPE);
+		assert_non_null(strstr(why, "message_id ('messageId' in the request) must be 1 to"));
+		request_free(&rq);
+	}
 }
 
 /* Duplicate keys are found by sorting: comparing every pair made a 1 MiB
