@@ -1,6 +1,7 @@
 /*
  * compile.c - the front-end pipeline; see compile.h for the stages.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,42 @@ void compile_dirs_free(char **dirs, size_t n)
 	free(dirs);
 }
 
+/* The profile a descriptor named that is on no policy directory: said at
+ * the name's place, with the nearest profile that is (the names of every
+ * *.policy file on the path, base.policy aside: it has no default). */
+static void profile_not_found(const struct src_file *app, const struct ynode *root, const char *name,
+			      const struct policy_search *search, struct diags *d)
+{
+	const struct ynode *n = ymap_get(root, "execution");
+	char *names[256];
+	size_t nn = 0;
+	const char *near;
+
+	n = n ? ymap_get(n, "executor") : NULL;
+	n = n ? ymap_get(n, "seccomp") : NULL;
+	n = n ? ymap_get(n, "profile") : NULL;
+	for (size_t i = 0; i < search->ndirs; i++) {
+		DIR *dir = opendir(search->dirs[i]);
+		struct dirent *de;
+
+		while (dir != NULL && (de = readdir(dir)) != NULL && nn < sizeof(names) / sizeof(names[0])) {
+			size_t len = strlen(de->d_name);
+
+			if (len > 7 && strcmp(de->d_name + len - 7, ".policy") == 0 &&
+			    strcmp(de->d_name, "base.policy") != 0 && (names[nn] = strndup(de->d_name, len - 7)) != NULL)
+				nn++;
+		}
+		if (dir != NULL)
+			closedir(dir);
+	}
+	near = suggest_nearest(name, (const char *const *)names, nn);
+	diag_at(d, DIAG_ERROR, app, n ? n->line : 0, n ? n->col : 0,
+		"seccomp profile '%s' not found (looked for %s.policy on the policy path)%s%s%s", name, name,
+		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+}
+
 /*
  * The seccomp stage: the descriptor's profile (found on the policy path)
  * and its optional extra file (relative to the descriptor) are parsed as
@@ -70,8 +107,8 @@ void compile_dirs_free(char **dirs, size_t n)
  * one-rule-per-syscall check spans both, so an extra cannot quietly
  * override what the profile refuses.
  */
-static int seccomp_stage(const struct src_file *app, const struct compile_options *opt, struct cpol_policy *p,
-			 struct diags *d)
+static int seccomp_stage(const struct src_file *app, const struct ynode *root, const struct compile_options *opt,
+			 struct cpol_policy *p, struct diags *d)
 {
 	struct policy_search search = { opt->policy_dirs, opt->npolicy_dirs };
 	struct policy_srcs srcs = { 0 };
@@ -89,8 +126,7 @@ static int seccomp_stage(const struct src_file *app, const struct compile_option
 		return -1;
 	}
 	if (policy_find_profile(p->exec.seccomp_profile, &search, &path) != 0) {
-		diag_at(d, DIAG_ERROR, app, 0, 0, "seccomp profile '%s' not found (looked for %s.policy on the policy path)",
-			p->exec.seccomp_profile, p->exec.seccomp_profile);
+		profile_not_found(app, root, p->exec.seccomp_profile, &search, d);
 		return -1;
 	}
 	rc = policy_parse_file(path, &search, &p->arena, &srcs, &prof, d);
@@ -195,7 +231,7 @@ int compile_sources_opt(const struct src_file *app, const struct src_file *const
 	if (app_ok) {
 		c.f = app;
 		if (descriptor_load(&c, app_doc.root, p, &agents) == 0)
-			seccomp_stage(app, opt, p, d);
+			seccomp_stage(app, app_doc.root, opt, p, d);
 	}
 
 	/* Stage 3: inventories, then tools sorted and checked as one set. */
