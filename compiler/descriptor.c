@@ -70,7 +70,9 @@ static void limits_defaults(struct cpol_limits *l)
 }
 
 /* The default root: what Debian's python3 and numpy need, read-only, plus a
- * small private /tmp.  Listing mounts in the descriptor replaces this list. */
+ * small private /tmp.  Listing mounts in the descriptor replaces this list;
+ * the entry `defaults` in that list brings it back, so one more mount (an
+ * /etc/matplotlibrc) does not mean restating five. */
 static const struct cpol_mount default_mounts[] = {
 	{ CPOL_MOUNT_BIND, 0, "/etc/alternatives", "/etc/alternatives", 0 },
 	{ CPOL_MOUNT_BIND, 0, "/lib", "/lib", 0 },
@@ -78,6 +80,7 @@ static const struct cpol_mount default_mounts[] = {
 	{ CPOL_MOUNT_TMPFS, 0, "", "/tmp", 64 * MiB },
 	{ CPOL_MOUNT_BIND, 0, "/usr", "/usr", 0 },
 };
+#define NDEFAULT_MOUNTS (sizeof(default_mounts) / sizeof(default_mounts[0]))
 
 static int limits_load(struct schema_ctx *c, const struct ynode *rt, struct cpol_limits *l)
 {
@@ -309,6 +312,7 @@ static int mount_load(struct schema_ctx *c, const struct ynode *n, size_t idx, s
 struct mount_pos {
 	struct cpol_mount m;
 	const struct ynode *node;
+	int from_defaults; /* brought in by the `defaults` entry */
 };
 
 static int cmp_mount_pos(const void *a, const void *b)
@@ -326,7 +330,7 @@ static int cmp_mount_pos(const void *a, const void *b)
 static int mounts_load(struct schema_ctx *c, const struct ynode *n, struct cpol_policy *p)
 {
 	struct mount_pos *tmp = NULL;
-	size_t i, ntmp = 0;
+	size_t i, ntmp = 0, ndefaults = 0;
 	int rc = 0;
 
 	if (schema_seq(c, n, "execution.executor.mounts") != 0)
@@ -336,10 +340,27 @@ static int mounts_load(struct schema_ctx *c, const struct ynode *n, struct cpol_
 			     COMPILE_MAX_LIST);
 		return -1;
 	}
-	tmp = calloc(n->n ? n->n : 1, sizeof(*tmp));
+	tmp = calloc(n->n + NDEFAULT_MOUNTS, sizeof(*tmp));
 	if (tmp == NULL)
 		return -1;
 	for (i = 0; i < n->n; i++) {
+		const struct ynode *v = n->vals[i];
+
+		if (v->kind == YN_SCALAR && strcmp(v->str, "defaults") == 0) {
+			if (ndefaults++ > 0) {
+				schema_error(c, v, "execution.executor.mounts[%zu]: 'defaults' is listed twice", i);
+				rc = -1;
+				continue;
+			}
+			for (size_t k = 0; k < NDEFAULT_MOUNTS; k++) {
+				tmp[ntmp].m = default_mounts[k];
+				if (tmp[ntmp].m.type == CPOL_MOUNT_TMPFS)
+					tmp[ntmp].m.flags = CPOL_MNT_F_RW;
+				tmp[ntmp].from_defaults = 1;
+				tmp[ntmp++].node = v;
+			}
+			continue;
+		}
 		if (mount_load(c, n->vals[i], i, &tmp[ntmp].m) != 0) {
 			rc = -1;
 			continue;
@@ -353,6 +374,19 @@ static int mounts_load(struct schema_ctx *c, const struct ynode *n, struct cpol_
 	if (p->mounts == NULL) {
 		rc = -1;
 		goto out;
+	}
+	/* A listed mount replaces the default one of its target (a bigger
+	 * /tmp beside `defaults`); two listed ones stay an error below. */
+	for (i = 0; i < ntmp;) {
+		size_t k;
+
+		for (k = 0; tmp[i].from_defaults && k < ntmp; k++)
+			if (!tmp[k].from_defaults && strcmp(tmp[k].m.target, tmp[i].m.target) == 0)
+				break;
+		if (tmp[i].from_defaults && k < ntmp)
+			memmove(&tmp[i], &tmp[i + 1], (--ntmp - i) * sizeof(*tmp));
+		else
+			i++;
 	}
 	for (i = 0; i < ntmp; i++) {
 		if (i > 0 && strcmp(tmp[i].m.target, tmp[i - 1].m.target) == 0) {

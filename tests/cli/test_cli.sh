@@ -58,3 +58,27 @@ expect_rc 2 "$CORDON" check-policy "$T/empty.cpol"
 expect_rc 2 "$CORDON" check-policy "$T/nonexistent.cpol"
 expect_rc 2 "$CORDON" check-policy
 pass "help, version, exit codes, determinism, atomic output"
+
+# Issue 14: `defaults` in a mounts list brings the default mounts back, and
+# a listed mount replaces the default one of its target.
+/usr/bin/python3 - "$SRC/tests/corpus/good/app.yaml" "$T/defaults.yaml" <<'PYEOF'
+import sys
+s = open(sys.argv[1]).read()
+a, e = s.index("    mounts:\n"), s.index("    seccomp:")
+open(sys.argv[2], "w").write(s[:a] + """    mounts:
+      - defaults
+      - { source: /etc/ssl, target: /etc/ssl }
+      - { type: tmpfs, target: /tmp, size: 256m }
+""" + s[e:])
+PYEOF
+expect_rc 0 "$CORDONC" compile "$T/defaults.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/defaults.cpol"
+expect_rc 0 "$CORDONC" inspect "$T/defaults.cpol"
+want='mounts: 6
+  bind  /etc/alternatives <- /etc/alternatives ro
+  bind  /etc/ssl <- /etc/ssl ro
+  bind  /lib <- /lib ro
+  bind  /lib64 <- /lib64 ro
+  tmpfs /tmp size 256m
+  bind  /usr <- /usr ro'
+[ "$(grep -A6 '^mounts:' "$_out")" = "$want" ] || die "defaults + two mounts: $(grep -A6 '^mounts:' "$_out")"
+pass "mounts: defaults brings the default mounts back; a listed /tmp replaces the default one"
