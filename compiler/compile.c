@@ -2,10 +2,14 @@
  * compile.c - the front-end pipeline; see compile.h for the stages.
  */
 #include <dirent.h>
+#include <linux/audit.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 
+#include "compiler/bpf_sim.h"
 #include "compiler/compile.h"
 #include "compiler/seccomp_gen.h"
 #include "grammar/policy_check.h"
@@ -98,6 +102,36 @@ static void profile_not_found(const struct src_file *app, const struct ynode *ro
 		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
+}
+
+/* `network: loopback` gives the sandbox a loopback interface, which only
+ * matters to a program that may make an inet socket.  Under a filter that
+ * refuses socket(AF_INET) it changes nothing, and the author who asked for
+ * it would find out only at run time: warn at the key (a warning, not an
+ * error: the blob is as safe as with network: none).  The compiled filter
+ * itself is asked (bpf_sim), whatever profile and extra made it. */
+static void loopback_check(const struct src_file *app, const struct ynode *root, const struct cpol_policy *p,
+			   struct diags *d)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	const struct ynode *n = ymap_get(root, "execution");
+
+	if (p->exec.network != CPOL_NET_LOOPBACK || p->nseccomp == 0)
+		return;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		struct bpf_sim_data sd = { .nr = SYS_socket, .arch = AUDIT_ARCH_X86_64,
+					   .args = { (uint64_t)families[i], SOCK_STREAM, 0 } };
+
+		if ((bpf_sim_run(p->seccomp, p->nseccomp, &sd) & BPF_SIM_RET_ACTION) == BPF_SIM_RET_ALLOW)
+			return;
+	}
+	n = n ? ymap_get(n, "executor") : NULL;
+	n = n ? ymap_get(n, "network") : NULL;
+	diag_at(d, DIAG_WARNING, app, n ? n->line : 0, n ? n->col : 0,
+		"network: loopback changes nothing under seccomp profile '%s': its filter refuses inet sockets "
+		"(socket(AF_INET) and socket(AF_INET6)), so no program can use the loopback interface; use a "
+		"profile that allows them, or say network: none",
+		p->exec.seccomp_profile);
 }
 
 /*
@@ -231,7 +265,8 @@ int compile_sources_opt(const struct src_file *app, const struct src_file *const
 	if (app_ok) {
 		c.f = app;
 		if (descriptor_load(&c, app_doc.root, p, &agents) == 0)
-			seccomp_stage(app, app_doc.root, opt, p, d);
+			if (seccomp_stage(app, app_doc.root, opt, p, d) == 0)
+				loopback_check(app, app_doc.root, p, d);
 	}
 
 	/* Stage 3: inventories, then tools sorted and checked as one set. */

@@ -82,3 +82,15 @@ want='mounts: 6
   bind  /usr <- /usr ro'
 [ "$(grep -A6 '^mounts:' "$_out")" = "$want" ] || die "defaults + two mounts: $(grep -A6 '^mounts:' "$_out")"
 pass "mounts: defaults brings the default mounts back; a listed /tmp replaces the default one"
+
+# Issue 14: network: loopback under a filter that refuses inet sockets is
+# a warning at the key (the compiled filter is asked); under one that
+# allows them, none.
+sed 's/network: none/network: loopback/' "$SRC/tests/corpus/good/app.yaml" >"$T/loop.yaml"
+grep -q 'network: loopback' "$T/loop.yaml" || die "the good descriptor's network line moved"
+expect_rc 0 "$CORDONC" compile "$T/loop.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/loop.cpol"
+expect_err_re "loop.yaml:[0-9]+:[0-9]+: warning: network: loopback changes nothing under seccomp profile 'python-compute'"
+expect_rc 0 env CORDON_POLICY_PATH="$SRC/tests/boundary/policies:$SRC/policies" "$CORDONC" compile \
+	"$SRC/tests/boundary/loopback.yaml" "$SRC/tests/boundary/tools.yaml" -o "$T/loop2.cpol"
+grep -q "network: loopback changes nothing" "$_err" && die "a warning for a profile that allows inet sockets"
+pass "network: loopback under a filter without inet sockets is a warning at the key"
