@@ -2,22 +2,30 @@
 #
 #   make            build cordonc and cordon into build/
 #   make demo       install deps, build, compile the cafe example, run it with a tool call
-#   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
+#   make check      install deps, build, run every test (SAN=1: ASan+UBSan,
+#                   TSAN=1: ThreadSanitizer, the tests that make sense under it)
+#   make faults     the fault suite in full (tests/faults/README.md)
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
 #   make bench      print benchmark figures
 #   make install    PREFIX=/usr/local, DESTDIR supported
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
-# needs no Makefile edit.  Objects of the sanitizer build live apart
-# (build-san/) so the two builds never mix.
+# needs no Makefile edit.  Objects of the sanitizer builds live apart
+# (build-san/, build-tsan/) so the builds never mix.
 
 SAN ?= 0
+TSAN ?= 0
 CC ?= cc
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 600
 CHECK_FUZZ_SECONDS ?= 20
 
-ifeq ($(SAN),1)
+ifeq ($(TSAN),1)
+# ThreadSanitizer cannot be combined with ASan: a build of its own.
+B := build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+OPT := -O1
+else ifeq ($(SAN),1)
 B := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT := -O1
@@ -259,10 +267,32 @@ serve-tests: all
 	@rc=0; BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh || rc=1; \
 		BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/api.sh || rc=1; exit $$rc
 
-ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary bridge serve-tests
+# The fault suite (tests/faults/README.md): the supervisor and the ledger
+# with each write failing (ENOSPC, EIO, EROFS) or SIGKILLed there, at
+# random moments, on a full tmpfs, and cordon serve killed mid-call; as
+# root, then as cordon-test.  shim.so is an LD_PRELOAD library, built
+# without sanitizers (run.py preloads an ASan runtime ahead of it).
+FAULTS_SHIM := $(B)/tests/faults/shim.so
+$(FAULTS_SHIM): tests/faults/shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -std=c11 -g -O2 $(WARN) -fPIC -shared -o $@ $< -ldl -pthread
+
+.PHONY: faults check-faults
+faults: all $(FAULTS_SHIM)
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/faults/run.sh
+check-faults: all $(FAULTS_SHIM)
+	@FAULTS_SHORT=1 BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/faults/run.sh
+
+ifeq ($(TSAN),1)
+# ThreadSanitizer: the tests whose supervisors run threads (unit, cli,
+# bridge, serve) and the fault suite's short form.  Not enforce (its
+# filter tests need the plain build's syscalls), boundary (attacks from
+# inside, no threads of ours involved), fuzz-check (its own clang build).
+check: deps all unit cli bridge serve-tests check-faults
+else ifeq ($(SAN),1)
+check: deps all unit cli enforce boundary bridge serve-tests check-faults
 else
-check: deps all unit cli enforce boundary bridge serve-tests fuzz-check
+check: deps all unit cli enforce boundary bridge serve-tests check-faults fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 
@@ -293,7 +323,7 @@ install: all
 	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-tsan build-fuzz
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 .SECONDARY:
