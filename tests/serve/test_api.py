@@ -793,18 +793,21 @@ class Tests:
         ctx = {"tenant": "t", "project": "cafe", "user": "ana", "session": "s-1", "roles": ["analyst"],
                "tools": ["calc.check", "calc.solve"]}
         # The tool runs on the trusted side when scripts/install-examples
-        # put it there; else the call is still made, allowed and recorded.
+        # put it there; else the call passes every check but exec, and is
+        # recorded as refused there (docs/bridge.md, check 13).
         installed = os.path.exists("/usr/local/libexec/cordon/examples/cafe/calc-check")
+        want_calls = [("calc.check", "allowed")] if installed else [("calc.check", "denied", "exec", "tool_failed")]
         calls0 = metric(srv.metrics(), "cordon_tool_calls_total")
         for name, c in (("unix", cu), ("token A", ca)):
             r = c.execute("cafe", cafe_code, agent="analyst", inputs={"receipts.json": receipts}, context=ctx)
             res = r.result or {}
-            calls = [(x["tool"], x["decision"]) for x in r.tool_calls]
+            calls = [(x["tool"], x["decision"]) + ((x.get("check"), x.get("code")) if x["decision"] == "denied" else ())
+                     for x in r.tool_calls]
             ok = r.succeeded and sorted(res.get("solution", {})) == ["coffee", "croissant", "juice"] and \
-                calls == [("calc.check", "allowed")] and (not installed or res["check"].get("ok") is True) and \
+                calls == want_calls and (not installed or res["check"].get("ok") is True) and \
                 b"coffee" in r.artifact("summary.txt").content
             t.check(ok, "client(%s).execute(): the cafe program (numpy preloaded), context, calc.check %s"
-                    % (name, "answered ok" if installed else "allowed (the tool is not installed)"),
+                    % (name, "answered ok" if installed else "refused at exec (the tool is not installed)"),
                     json.dumps(dict(r))[:1500])
             errs = self.conform("POST", "/v1/executions", Resp(200, {"Content-Type": "application/json"},
                                                                 json.dumps(dict(r)).encode(), "client"))

@@ -78,7 +78,7 @@ static void quiet(void *arg, const char *msg)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct sandbox_host_opts ho = { NULL, NULL, NULL };
+	struct sandbox_host_opts ho = { .state_dir = NULL };
 	struct engine_opts eo = { 0 };
 	struct sandbox_err se;
 	char err[1024];

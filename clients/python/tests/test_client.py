@@ -66,11 +66,13 @@ def result_for(req, eid, status="succeeded", stdout=""):
             {"path": "files/big.bin", "bytes": len(BIG), "sha256": hashlib.sha256(BIG).hexdigest()},
         ],
         "violations": [], "toolCalls": [], "peerRefusals": 0,
-        "usage": {"cpuMs": 1, "maxRssKiB": 9000, "workspaceDeltaBytes": 0, "workspaceEntries": 0},
+        "usage": {"cpuMs": 1, "cpuSource": "rusage", "maxRssKiB": 9000, "pidsLimitHits": 0, "workspaceDeltaBytes": 0,
+                  "workspaceEntries": 0},
         "enforcement": {"namespaces": "user,mount,pid,net,ipc,uts,cgroup", "filesystem": "tmpfs root",
                         "network": "none", "identity": "uid 1001 gid 1000", "memory": "cgroup-v1",
                         "pids": "cgroup-v1", "landlock": "abi-7", "seccomp": "filter(1 insns)",
-                        "capabilities": "none", "noNewPrivs": True, "rlimits": "fsize,nofile,core"},
+                        "capabilities": "none", "noNewPrivs": True, "rlimits": "fsize,nofile,core",
+                        "timeout": "supervisor+pid-ns-init"},
         "error": err,
     }
 
