@@ -54,8 +54,13 @@ SITES = [
     ("ledger_vfs_write", "vfs_write", "ledger.sqlite3"),
     ("ledger_vfs_sync", "vfs_sync", "ledger.sqlite3"),
     ("ledger_vfs_truncate", "vfs_truncate", "ledger.sqlite3"),
-    ("ledger_pwrite", "pwrite", "ledger.sqlite3"),
 ]
+# Through cordon serve: the sites of one execution's calls (the server
+# opens its ledger at start, before the shim is armed).
+SERVE_SITES = [s for s in SITES if s[0] in ("audit_write", "audit_sync", "ledger_vfs_write", "ledger_vfs_sync")]
+# A site with more calls than this gets one errno per call in the full
+# suite (in turn), not all three: SQLite's writes are many and alike.
+ALL_ERRNOS_UPTO = 12
 
 # The program's calls: three side effects and one call without, so every
 # kind of record is written.  Message ids are made unique per case.
@@ -224,6 +229,8 @@ class Run:
         self.counts = []
         self.exec_ids = set()
         self.res = None
+        self.run_dir = None
+        self.rc = None
 
     def status(self):
         return self.res.get("status") if isinstance(self.res, dict) else None
@@ -609,7 +616,7 @@ def case_preload():
 # --- cordon serve -----------------------------------------------------------
 
 class Serve:
-    def __init__(self, case, blob):
+    def __init__(self, case, blob, fault=None):
         d = case.dir
         self.case = case
         self.pdir = os.path.join(d, "policies")
@@ -624,6 +631,14 @@ class Serve:
         self.work = os.path.join(d, "work")
         self.log = open(os.path.join(d, "serve.log"), "ab")
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": S.RUNTMP}
+        for k in ("ASAN_OPTIONS", "TSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        self.arm = os.path.join(d, "arm")
+        self.count_file = os.path.join(d, "serve-counts")
+        if fault:
+            env.update(LD_PRELOAD=PRELOAD, CORDON_FAULT=fault, CORDON_FAULT_ARM=self.arm,
+                       CORDON_FAULT_COUNT=self.count_file)
         self.p = subprocess.Popen([S.cordon, "serve", "--policies", self.pdir, "--trusted-key", self.pub,
                                    "--socket", self.sock, "--pool", "1", "--work-dir", self.work,
                                    "--state-dir", case.state], stdin=subprocess.DEVNULL, stdout=self.log,
@@ -644,6 +659,44 @@ class Serve:
 
     def get(self, path):
         return self.request("GET", path, timeout=5)
+
+    def counts(self):
+        try:
+            with open(self.count_file, "rb") as f:
+                data = f.read()
+            return list(struct.unpack("<%dQ" % (len(data) // 8), data))
+        except OSError:
+            return []
+
+    def stop(self, case):
+        """SIGTERM: exit 0, an empty work directory, nothing left."""
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            rc = "none (killed after 30 s)"
+        if rc != 0:
+            case.bad("serve's SIGTERM: exit %s" % rc)
+        try:
+            kept = os.listdir(self.work)
+        except OSError:
+            kept = []
+        if kept:
+            case.bad("serve's work directory keeps %s after a clean stop" % kept[:5])
+        self.log.close()
+        with open(self.log.name, "rb") as f:
+            S.scan_sanitizer(case.name, f.read().decode("utf-8", "replace"))
+
+    def answers(self, calls):
+        """The answers of one execution making calls: (http status, result,
+        answers or None)."""
+        st, res = self.execute(calls)
+        try:
+            return st, res, json.loads(res["stdout"])["answers"]
+        except (TypeError, KeyError, ValueError):
+            return st, res, None
 
     def execute(self, calls):
         with open(os.path.join(HERE, "program.py")) as f:
@@ -696,20 +749,7 @@ def case_serve_kill():
         case.bad("the retry through serve answered %s (http %s)" % (code_of(a), st))
     if len(marks().get(mid, [])) != 1:
         case.bad("%s ran %d times" % (mid, len(marks().get(mid, []))))
-    srv2.p.send_signal(signal.SIGTERM)
-    try:
-        rc = srv2.p.wait(30)
-    except subprocess.TimeoutExpired:
-        srv2.p.kill()
-        rc = "none (killed after 30 s)"
-    if rc != 0:
-        case.bad("serve's SIGTERM: exit %s" % rc)
-    try:
-        kept = os.listdir(srv2.work)
-    except OSError:
-        kept = []
-    if kept:
-        case.bad("serve's work directory keeps %s after a clean stop" % kept[:5])
+    srv2.stop(case)
     left = leftover_children()
     if left:
         case.bad("processes left: %s" % left)
@@ -717,6 +757,101 @@ def case_serve_kill():
     if rc != 0:
         case.bad("ledger check exit %s: %s" % (rc, out[-300:]))
     case.finish("killed mid-tool; restart swept, retry in_doubt, ran once, ledger sound")
+
+
+def serve_count():
+    """Calls per serve site in one execution of the program's calls."""
+    case = Case("serve-count")
+    srv = Serve(case, S.blobs["faults"], fault=",".join("count:%s:0:%s" % (op, path) for _, op, path in SERVE_SITES))
+    counts = {}
+    if not srv.ready or srv.p.poll() is not None:
+        case.bad("cordon serve did not start")
+    else:
+        open(srv.arm, "w").close()
+        st, res, answers = srv.answers(case.calls)
+        os.unlink(srv.arm)
+        counts = dict(zip([x[0] for x in SERVE_SITES], srv.counts()))
+        if st != 200 or (res or {}).get("status") != "succeeded":
+            case.bad("clean execution: http %s %s" % (st, (res or {}).get("status")))
+        srv.stop(case)
+    zero = [k for k, v in counts.items() if v == 0]
+    if zero:
+        case.bad("serve sites never reached: %s" % zero)
+    case.finish("calls per site in one execution: %s" % " ".join("%s=%d" % kv for kv in counts.items()))
+    return counts
+
+
+def case_serve_site(site, op, path, n, action):
+    """cordon serve with the Nth call of a site failed (or SIGKILLed) in
+    one execution: a failed record makes that execution an error or
+    refuses the call, the server goes on; a killed server is restarted on
+    the same directories and sweeps.  Either way the retry runs nothing
+    twice and the ledger is sound."""
+    case = Case("serve-%s-%s-%d" % (site, action, n))
+    srv = Serve(case, S.blobs["faults"], fault="%s:%s:%d:%s" % (action, op, n, path))
+    if not srv.ready or srv.p.poll() is not None:
+        case.bad("cordon serve did not start")
+        return case.finish("")
+    old_pid = srv.p.pid
+    open(srv.arm, "w").close()
+    before = marks()
+    st, res, answers = srv.answers(case.calls)
+    os.unlink(srv.arm)
+    if action == "kill":
+        srv.p.wait(10) if H.wait_until(lambda: srv.p.poll() is not None, 10) else None
+        died = srv.p.poll() is not None
+        if not died:
+            case.notes.append("not reached")
+            if st != 200:
+                case.bad("not killed, yet http %s" % st)
+        else:
+            left = leftover_children()
+            if left:
+                case.bad("processes left after serve's SIGKILL: %s" % left)
+            srv.log.close()
+            srv = Serve(case, S.blobs["faults"])
+            if S.root:
+                stale = H.cgroup_dirs(pids=[old_pid])
+                if stale:
+                    case.bad("restart did not sweep the killed server's cgroups: %s" % stale)
+                    H.remove_cgroups(stale)
+        what = "killed" if died else "not reached"
+    else:
+        what = "http %s status %s" % (st, (res or {}).get("status"))
+        fake = Run()
+        fake.res, fake.rc = res, (125 if (res or {}).get("status") == "error" else 0)
+        fired = bool(srv.counts()) and srv.counts()[0] >= n
+        if st != 200 or res is None:
+            case.bad("the execution's answer: http %s" % st)
+        else:
+            check_result_shape(case, fake, fired)
+        if srv.p.poll() is not None:
+            case.bad("the server died (status %s) of a failed write" % srv.p.returncode)
+            srv = Serve(case, S.blobs["faults"])
+    fake = Run()
+    fake.res = {"stdout": json.dumps({"answers": answers})} if answers is not None else None
+    check_calls(case, fake, before)
+    m0 = marks()
+    st, res, answers = srv.answers(case.calls)
+    m1 = marks()
+    for i, (tool, _, mid) in enumerate(case.calls):
+        if mid is None:
+            continue
+        if len(m1.get(mid, [])) > 1:
+            case.bad("the retry ran %s again" % mid)
+        c = code_of(answers[i]) if answers and i < len(answers) else "none"
+        if m0.get(mid) and not (c == "in_doubt" or (c == "ok" and answers[i].get("replayed"))):
+            case.bad("retry of %s (ran before) answered %s" % (mid, c))
+        if not m0.get(mid) and c not in ("ok", "in_doubt"):
+            case.bad("retry of %s (never ran) answered %s" % (mid, c))
+    srv.stop(case)
+    left = leftover_children()
+    if left:
+        case.bad("processes left: %s" % left)
+    rc, out = ledger(case, "check")
+    if rc != 0:
+        case.bad("ledger check exit %s: %s" % (rc, out[-300:]))
+    case.finish("%s; retry ran nothing twice, server stopped clean, ledger sound" % what)
 
 
 # --- main -------------------------------------------------------------------
@@ -739,14 +874,23 @@ def main():
     counts, clean_s = count_sites()
     if wanted("preload"):
         case_preload()
-    errnos = [RNG.choice(ERRNOS)] if SHORT else list(ERRNOS)
-    # rootless the kill cases only (the brief's minimum), errors too in full
-    do_errors = S.root or not SHORT
+    # Rootless: the kill cases always, the errors in the full suite only
+    # at one call of each site (the error paths do not depend on the uid).
     for site, op, path in SITES:
         n_max = counts.get(site, 0)
-        for n in sample(n_max, 1):
-            if do_errors:
-                for err in ([RNG.choice(ERRNOS)] if SHORT else errnos):
+        ns = sample(n_max, 1)
+        err_ns = ns if S.root else sample(n_max, 1) if not SHORT and n_max else []
+        if not S.root and not SHORT:
+            err_ns = sorted(RNG.sample(range(1, n_max + 1), 1)) if n_max else []
+        for n in ns:
+            if n in err_ns:
+                if SHORT:
+                    errs = [RNG.choice(ERRNOS)]
+                elif n_max > ALL_ERRNOS_UPTO or not S.root:
+                    errs = [ERRNOS[n % len(ERRNOS)]]
+                else:
+                    errs = list(ERRNOS)
+                for err in errs:
                     if wanted("%s-%s-%d" % (site, err, n)):
                         case_error(site, op, path, n, err)
             if wanted("kill-%s-%d" % (site, n)):
@@ -762,6 +906,14 @@ def main():
         case_tmpfs()
     if wanted("serve-kill-mid-tool"):
         case_serve_kill()
+    if wanted("serve-"):
+        scounts = serve_count()
+        for site, op, path in SERVE_SITES:
+            n_max = scounts.get(site, 0)
+            for n in sample(n_max, 1) if SHORT else sorted(RNG.sample(range(1, n_max + 1), min(3, n_max))):
+                for action in (RNG.choice(ERRNOS), "kill"):
+                    if wanted("serve-%s-%s-%d" % (site, action, n)):
+                        case_serve_site(site, op, path, n, action)
     S.check_sanitizer()
     S.note("faults fired %(fired)d, not reached %(not_fired)d, ledger check refusals %(ledger_refused)d" % counts_fired)
     return S.finish()

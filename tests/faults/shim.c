@@ -21,6 +21,8 @@
  *     PATH    only calls on a file whose path holds PATH (the fd's
  *             /proc/self/fd link, the path argument, or sqlite's file
  *             name); @N: only fd N (stdout is @1)
+ *   CORDON_FAULT_ARM=FILE    calls are counted (and fail) only while FILE
+ *             exists: a long-lived server is armed for one execution
  *   CORDON_FAULT_COUNT=FILE  one little-endian uint64 per SPEC, the calls
  *             that matched it so far, kept in FILE through a shared
  *             mapping (so a process that is SIGKILLed or ends by _exit
@@ -87,6 +89,7 @@ struct spec {
 static struct spec specs[MAX_SPECS];
 static int nspecs;
 static pid_t owner;
+static char arm[1024];
 
 static int errno_of(const char *s)
 {
@@ -157,12 +160,14 @@ static void counters_map(const char *file)
 
 __attribute__((constructor)) static void shim_init(void)
 {
-	const char *env = getenv("CORDON_FAULT"), *cf = getenv("CORDON_FAULT_COUNT");
+	const char *env = getenv("CORDON_FAULT"), *cf = getenv("CORDON_FAULT_COUNT"), *a = getenv("CORDON_FAULT_ARM");
 	char buf[2048], *save = NULL;
 
 	owner = (pid_t)syscall(SYS_getpid);
 	if (env == NULL)
 		return;
+	if (a != NULL)
+		snprintf(arm, sizeof(arm), "%s", a);
 	snprintf(buf, sizeof(buf), "%s", env);
 	for (char *t = strtok_r(buf, ",", &save); t != NULL && nspecs < MAX_SPECS; t = strtok_r(NULL, ",", &save))
 		if (spec_parse(t, &specs[nspecs]) == 0)
@@ -204,6 +209,8 @@ static int op_is_libc(int op)
 static int shim_act(int op, int fd, const char *path, const char *path2)
 {
 	if (nspecs == 0 || (pid_t)syscall(SYS_getpid) != owner)
+		return 0;
+	if (arm[0] != '\0' && syscall(SYS_faccessat, AT_FDCWD, arm, F_OK, 0) != 0)
 		return 0;
 	for (int i = 0; i < nspecs; i++) {
 		struct spec *s = &specs[i];
