@@ -179,7 +179,7 @@ class Case:
         if r.run_dir:
             cmd += ["--run-dir", r.run_dir]
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": S.RUNTMP}
-        for k in ("ASAN_OPTIONS", "TSAN_OPTIONS"):
+        for k in H.SANITIZER_OPTIONS:
             if k in os.environ:
                 env[k] = os.environ[k]
         r.count_file = None
@@ -643,7 +643,7 @@ class Serve:
         self.work = os.path.join(d, "work")
         self.log = open(os.path.join(d, "serve.log"), "ab")
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": S.RUNTMP}
-        for k in ("ASAN_OPTIONS", "TSAN_OPTIONS"):
+        for k in H.SANITIZER_OPTIONS:
             if k in os.environ:
                 env[k] = os.environ[k]
         self.arm = os.path.join(d, "arm")
