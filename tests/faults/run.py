@@ -124,6 +124,16 @@ def leftover_children(limit=5.0):
     return cmds
 
 
+def tool_alive(pid):
+    """The tool that wrote a mark still runs: its pid is alive and still
+    a tool of this suite (on a busy host a pid is soon another's)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return H.alive(pid) and MARKS.encode() in f.read()
+    except OSError:
+        return False
+
+
 def marks():
     out = {}
     try:
@@ -399,8 +409,8 @@ def check_after(case, killed_ids=(), died=False):
         case.bad("the retry ended %s" % retry.describe())
     if retry.status() == "error":
         case.notes.append("retry: %s" % retry.describe())
-    for pid in [p for pids in m1.values() for p in pids]:
-        if H.alive(pid):
+    for pid in [p for m in case.mids() for p in m1.get(m, [])]:
+        if tool_alive(pid):
             case.bad("tool process %d alive" % pid)
     rc, out = ledger(case, "check")
     if rc == 1 and "no ledger in" in out:
