@@ -666,7 +666,11 @@ class Serve:
                                    "--socket", self.sock, "--pool", "1", "--work-dir", self.work,
                                    "--state-dir", case.state], stdin=subprocess.DEVNULL, stdout=self.log,
                                   stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        self.ready = H.wait_until(lambda: self.p.poll() is not None or self.get("/v1/ready")[0] == 200, 30, 0.1)
+        self.ready = H.wait_until(lambda: self.p.poll() is not None or self.get("/v1/ready")[0] == 200, 60, 0.1) \
+            and self.p.poll() is None
+        if not self.ready and self.p.poll() is None:
+            self.p.kill()       # not ready in a minute: no case for it, and none left behind
+            self.p.wait()
 
     def request(self, method, path, body=None, timeout=60):
         c = H.UnixHTTPConnection(self.sock, timeout)
@@ -740,8 +744,8 @@ def case_serve_kill():
     case = Case("serve-kill-mid-tool")
     mid = "serve-" + case.tag
     srv = Serve(case, S.blobs["faults"])
-    if srv.p.poll() is not None or not srv.ready:
-        case.bad("cordon serve did not start")
+    if not srv.ready:
+        case.bad("cordon serve did not start (or was not ready in 60 s)")
         return case.finish("")
     old_pid = srv.p.pid
     th = threading.Thread(target=lambda: srv.execute([("f.slow_mark", 1, mid)]), daemon=True)
@@ -787,8 +791,8 @@ def serve_count():
     case = Case("serve-count")
     srv = Serve(case, S.blobs["faults"], fault=",".join("count:%s:0:%s" % (op, path) for _, op, path in SERVE_SITES))
     counts = {}
-    if not srv.ready or srv.p.poll() is not None:
-        case.bad("cordon serve did not start")
+    if not srv.ready:
+        case.bad("cordon serve did not start (or was not ready in 60 s)")
     else:
         open(srv.arm, "w").close()
         st, res, answers = srv.answers(case.calls)
@@ -812,8 +816,8 @@ def case_serve_site(site, op, path, n, action):
     twice and the ledger is sound."""
     case = Case("serve-%s-%s-%d" % (site, action, n))
     srv = Serve(case, S.blobs["faults"], fault="%s:%s:%d:%s" % (action, op, n, path))
-    if not srv.ready or srv.p.poll() is not None:
-        case.bad("cordon serve did not start")
+    if not srv.ready:
+        case.bad("cordon serve did not start (or was not ready in 60 s)")
         return case.finish("")
     old_pid = srv.p.pid
     open(srv.arm, "w").close()
