@@ -89,6 +89,9 @@ def preload():
 
 
 PRELOAD = preload()
+# Under TSan a sandbox prepared by a process with threads (cordon serve)
+# dies at its init (docs/testing.md): serve's cases are skipped there.
+TSAN_BUILD = "libtsan" in subprocess.run(["ldd", S.cordon], capture_output=True, text=True).stdout
 
 
 def subreaper():
@@ -949,9 +952,11 @@ def main():
         guard("stdout-dev-full", case_dev_full)
     if wanted("tmpfs-full"):
         guard("tmpfs-full", case_tmpfs)
-    if wanted("serve-kill-mid-tool"):
+    if TSAN_BUILD and (not ONLY or "serve" in ONLY):
+        S.run_only("serve-*", "the TSan build's cordon serve loses its sandboxes at their init (docs/testing.md)")
+    elif wanted("serve-kill-mid-tool"):
         guard("serve-kill-mid-tool", case_serve_kill)
-    if not ONLY or "serve" in ONLY:
+    if not TSAN_BUILD and (not ONLY or "serve" in ONLY):
         scounts = guard("serve-count", serve_count) or {}
         for site, op, path in SERVE_SITES:
             n_max = scounts.get(site, 0)
