@@ -2,7 +2,9 @@
 #
 #   make            build cordonc and cordon into build/
 #   make demo       install deps, build, compile the cafe example, run it with a tool call
-#   make check      install deps, build, run every test (SAN=1: ASan+UBSan)
+#   make check      install deps, build, run every test (SAN=1: ASan+UBSan,
+#                   TSAN=1: ThreadSanitizer, the tests that make sense under it)
+#   make faults     the fault suite in full (tests/faults/README.md)
 #   make fuzz       run the libFuzzer targets longer (FUZZ_SECONDS each)
 #   make bench      benchmark figures as one report (docs/bench.md)
 #   make compat     CPython's own tests inside python-compute: the share that passes
@@ -10,16 +12,22 @@
 #   make install    PREFIX=/usr/local, DESTDIR supported
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
-# needs no Makefile edit.  Objects of the sanitizer build live apart
-# (build-san/) so the two builds never mix.
+# needs no Makefile edit.  Objects of the sanitizer builds live apart
+# (build-san/, build-tsan/) so the builds never mix.
 
 SAN ?= 0
+TSAN ?= 0
 CC ?= cc
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 600
 CHECK_FUZZ_SECONDS ?= 20
 
-ifeq ($(SAN),1)
+ifeq ($(TSAN),1)
+# ThreadSanitizer cannot be combined with ASan: a build of its own.
+B := build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+OPT := -O1
+else ifeq ($(SAN),1)
 B := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT := -O1
@@ -169,9 +177,15 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(C
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_COMPILER) $(LIBS_RUNTIME) $(LIBS_TEST)
 
+# Under TSan the unit tests that load seccomp filters into the kernel are
+# left out (CORDON_NO_KERNEL_TESTS): a child killed by its filter's
+# SECCOMP_RET_KILL_THREAD leaves TSan's background thread behind, so the
+# child never ends and the test waits for it forever; they run no threads
+# of ours anyway.
+UNIT_ENV := $(if $(filter 1,$(TSAN)),CORDON_NO_KERNEL_TESTS=1)
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
-		CORDON_SRC=$(CURDIR) CORDON_POLICY_PATH=$(CURDIR)/policies $$t; done
+		$(UNIT_ENV) CORDON_SRC=$(CURDIR) CORDON_POLICY_PATH=$(CURDIR)/policies $$t; done
 
 cli: all
 	@set -e; for t in tests/cli/test_*.sh; do echo "== $$t"; \
@@ -273,10 +287,50 @@ serve-tests: all
 soak: all
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/soak/run.sh
 
-ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary bridge serve-tests
+# The fault suite (tests/faults/README.md): the supervisor and the ledger
+# with each write failing (ENOSPC, EIO, EROFS) or SIGKILLed there, at
+# random moments, on a full tmpfs, and cordon serve killed mid-call; as
+# root, then as cordon-test.  shim.so is an LD_PRELOAD library, built
+# without sanitizers (run.py preloads an ASan runtime ahead of it).
+FAULTS_SHIM := $(B)/tests/faults/shim.so
+$(FAULTS_SHIM): tests/faults/shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -std=c11 -g -O2 $(WARN) -fPIC -shared -o $@ $< -ldl -pthread
+
+.PHONY: faults check-faults
+faults: all $(FAULTS_SHIM)
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/faults/run.sh
+check-faults: all $(FAULTS_SHIM)
+	@FAULTS_SHORT=1 BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/faults/run.sh
+
+ifeq ($(TSAN),1)
+# ThreadSanitizer (docs/testing.md): the tests whose supervisors run
+# threads (unit, cli, bridge, serve) and the fault suite's short form.
+# Not enforce (its filter tests need the plain build's syscalls), boundary
+# (attacks from inside, no threads of ours involved), fuzz-check (its own
+# clang build).  Every report goes to a file under $(B)/tsan/ (a sandbox's
+# setup closes stderr; a report there would be lost), and tsan-reports
+# fails the check when there is one, whatever the suites said; the
+# suites' own timed bounds are the plain build's, so some of their checks
+# fail from TSan's slowdown alone (docs/testing.md).
+TSAN_REPORTS := $(abspath $(B))/tsan
+export TSAN_OPTIONS ?= log_path=$(TSAN_REPORTS)/report second_deadlock_stack=1
+.PHONY: tsan-clean tsan-reports
+tsan-clean:
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS) && chmod 1777 $(TSAN_REPORTS)
+tsan-reports:
+	@n=$$(ls $(TSAN_REPORTS) 2>/dev/null | wc -l); if [ "$$n" -ne 0 ]; then \
+		echo "FAIL ThreadSanitizer: $$n report file(s) in $(TSAN_REPORTS):"; \
+		grep -h -A12 "^WARNING: ThreadSanitizer\|^==.*ThreadSanitizer" $(TSAN_REPORTS)/* | head -300; exit 1; \
+	else echo "ok ThreadSanitizer: no report"; fi
+check: deps all tsan-clean
+	@rc=0; for t in unit cli bridge serve-tests check-faults; do \
+		$(MAKE) --no-print-directory TSAN=1 $$t || { echo "FAIL make TSAN=1 $$t"; rc=1; }; done; \
+		$(MAKE) --no-print-directory TSAN=1 tsan-reports || rc=1; exit $$rc
+else ifeq ($(SAN),1)
+check: deps all unit cli enforce boundary bridge serve-tests check-faults
 else
-check: deps all unit cli enforce boundary bridge serve-tests fuzz-check
+check: deps all unit cli enforce boundary bridge serve-tests check-faults fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 
@@ -320,7 +374,7 @@ install: all
 	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-tsan build-fuzz
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 .SECONDARY:

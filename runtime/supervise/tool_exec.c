@@ -55,9 +55,11 @@
 /* ASan cannot cope with a CLONE_VM child: its noreturn hook in the child
  * takes our stack for the child's and reports a stack-buffer-overflow in
  * its own sigaltstack interceptor, and its interceptors would keep their
- * state in our memory.  The ASan build forks instead; the child's steps
- * are the same code. */
-#if defined(__SANITIZE_ADDRESS__)
+ * state in our memory.  TSan neither: a CLONE_VM child shares its shadow
+ * memory and thread state with the parent, so it would report the child's
+ * steps as races with the thread that cloned it.  Those builds fork
+ * instead; the child's steps are the same code. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TE_USE_FORK 1
 #else
 #define TE_USE_FORK 0

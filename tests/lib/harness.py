@@ -38,6 +38,7 @@ import time
 MODES = ("root", "rootless", "serve", "serve-rootless")
 HOSTID_LOCK_DIR = "/run/cordon/hostids"    # runtime/hostid.h HOSTID_LOCK_DIR_DEFAULT
 SANITIZER_SIGNS = ("Sanitizer", "runtime error:")
+SANITIZER_OPTIONS = ("ASAN_OPTIONS", "TSAN_OPTIONS")   # passed to every cordon
 
 
 # --- processes and cgroups on the host ------------------------------------
@@ -570,8 +571,9 @@ class RunExecution:
         e = {"PATH": "/usr/bin:/bin", "TMPDIR": suite.RUNTMP}
         e.update(suite.env)
         e.update(env or {})
-        if "ASAN_OPTIONS" in os.environ:
-            e["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
+        for k in SANITIZER_OPTIONS:
+            if k in os.environ:
+                e[k] = os.environ[k]
         self.t0 = time.monotonic()
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, start_new_session=True)
         self.pid = self.p.pid
@@ -724,8 +726,9 @@ class ServeBackend:
         args += list(extra_args)
         env = {"PATH": "/usr/bin:/bin", "TMPDIR": suite.RUNTMP}
         env.update(suite.env)
-        if "ASAN_OPTIONS" in os.environ:
-            env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"]
+        for k in SANITIZER_OPTIONS:
+            if k in os.environ:
+                env[k] = os.environ[k]
         self.log = os.path.join(d, "serve.log")
         self.mounts_before = self._mounts()
         with open(self.log, "wb") as logf:

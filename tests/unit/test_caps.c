@@ -37,10 +37,11 @@ enum { C_OK = 0, C_SETUP = 10, C_DROP, C_STATUS, C_HELD, C_MSG, C_MALLOC };
 /*
  * Allocation watch: this test binary's own malloc, calloc and realloc,
  * which count calls once a child sets watching, and hand the work to
- * glibc's.  Under ASan the sanitizer owns these names, and the watch is
- * left out (its test skips).
+ * glibc's.  Under ASan or TSan the sanitizer owns these names (TSan's
+ * start-up calls them before its own state exists: a crash), and the
+ * watch is left out (its test skips).
  */
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CAPS_WATCH 1
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t k, size_t n);
