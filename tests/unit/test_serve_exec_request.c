@@ -141,7 +141,8 @@ static void test_exec_request_fields(void **state)
 	refused("{\"app\":\"a\",\"code\":\"\",\"requestId\":\"a/b\"}", "requestId: must match [A-Za-z0-9._-]{1,64}");
 	refused("{\"app\":\"a\",\"code\":\"\",\"context\":[]}", "context: must be an object or null");
 	refused("{\"app\":\"a\",\"code\":\"\",\"context\":{\"role\":\"x\"}}",
-		"context: unknown key 'role' (known: tenant, project, user, session, roles, tools, accounting)");
+		"context: unknown key 'role'; did you mean 'roles'? (known: tenant, project, user, session, roles, "
+		"tools, accounting)");
 	refused("{\"app\":\"a\",\"code\":\"\",\"context\":{\"roles\":\"x\"}}",
 		"context: 'roles' must be an array of strings");
 	{
