@@ -1,15 +1,16 @@
-# inside.py - runs CPython regression-test modules with unittest and writes
-# one JSON object per module: every test id with its outcome.  The same
-# file runs bare (the reference) and inside cordon (tests/compat/run.py);
-# it is the program, the module names come first in it (run.py prepends
-# MODULES = [...] and OUT = "...").
-import io
+# inside.py - runs CPython regression-test modules through regrtest (each
+# module in a worker process with a timeout, as `python3 -m test` does) and
+# writes one JSON object per module: every test id with its outcome, from
+# regrtest's JUnit XML.  The same file runs bare (the reference) and inside
+# cordon (tests/compat/run.py); run.py prepends MODULES = [...] and
+# OUT = "...".
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
-import traceback
-import unittest
+import xml.etree.ElementTree as ET
 
 try:
     MODULES  # noqa: F821 - set by run.py
@@ -17,82 +18,51 @@ except NameError:
     MODULES = sys.argv[1:-1]
     OUT = sys.argv[-1]
 
-import test.support
-# As regrtest does by default (-u none): tests that need a resource (the
-# network, a lot of CPU or memory, the audio device) skip, bare and inside.
-test.support.use_resources = []
-test.support.verbose = 0
-test.support.failfast = False
+# A module that hangs is stopped by regrtest's worker timeout and counts
+# as failed, bare or inside, instead of hanging the measurement.
+TIMEOUT_S = 600
 
 
-class Record(unittest.TestResult):
-    """Outcome by test id; a failing subtest fails its test."""
-
-    def __init__(self):
-        super().__init__()
-        self.out = {}
-        self.why = {}
-
-    def _set(self, test, outcome, err=None):
-        tid = test.id()
-        if self.out.get(tid) in ("fail", "error") and outcome == "pass":
-            return
-        self.out[tid] = outcome
-        if err is not None:
-            self.why[tid] = "".join(traceback.format_exception_only(err[0], err[1])).strip()[-300:]
-
-    def addSuccess(self, test):
-        self._set(test, "pass")
-
-    def addFailure(self, test, err):
-        self._set(test, "fail", err)
-
-    def addError(self, test, err):
-        # setUpClass and module fixtures fail as a _ErrorHolder: no id
-        # of a real test, so they are kept under their description.
-        self._set(test, "error", err)
-
-    def addSkip(self, test, reason):
-        self.out[test.id()] = "skip"
-        self.why[test.id()] = str(reason)[:300]
-
-    def addExpectedFailure(self, test, err):
-        self._set(test, "pass")
-
-    def addUnexpectedSuccess(self, test):
-        self._set(test, "fail")
-
-    def addSubTest(self, test, subtest, err):
-        if err is not None:
-            self._set(test, "fail" if issubclass(err[0], test.failureException) else "error", err)
-
-
-def run_module(name):
+def run_module(name, work):
     t0 = time.monotonic()
-    rec = Record()
+    xml = os.path.join(work, name + ".xml")
+    # regrtest's defaults: no optional resources (-u none: the network,
+    # a lot of CPU or memory, the audio device), one worker process (-j1)
+    # so the timeout can end it.
+    p = subprocess.run([sys.executable, "-I", "-m", "test", "-j1", "--timeout", str(TIMEOUT_S), "--junit-xml", xml,
+                        name], cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out, why = {}, {}
     try:
-        suite = unittest.defaultTestLoader.loadTestsFromName("test." + name)
-        # Quiet: the suites print to stdout and stderr; the figure is in
-        # the record, the noise would only fill the run's output limit.
-        saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = io.StringIO()
-        try:
-            suite.run(rec)
-        finally:
-            sys.stdout, sys.stderr = saved
-    except BaseException as e:  # noqa: BLE001 - an import failure is the module's outcome
-        rec.out["test." + name + ".<import>"] = "error"
-        rec.why["test." + name + ".<import>"] = repr(e)[:300]
-    return {"module": name, "seconds": round(time.monotonic() - t0, 2), "tests": rec.out, "why": rec.why}
+        root = ET.parse(xml).getroot()
+    except (OSError, ET.ParseError) as e:
+        out["test." + name + ".<run>"] = "error"
+        why["test." + name + ".<run>"] = "no JUnit XML (%s): %s" % (e, p.stdout[-300:].decode(errors="replace"))
+        root = None
+    for tc in root.iter("testcase") if root is not None else ():
+        tid = tc.get("name")
+        kids = {c.tag: c for c in tc}
+        if "skipped" in kids:
+            out[tid] = "skip"
+            why[tid] = (kids["skipped"].get("message") or kids["skipped"].text or "")[:300]
+        elif "failure" in kids or "error" in kids:
+            k = kids.get("failure", kids.get("error"))
+            out[tid] = "fail" if "failure" in kids else "error"
+            why[tid] = (k.get("message") or k.text or "")[-300:]
+        else:
+            out[tid] = "pass"
+    return {"module": name, "seconds": round(time.monotonic() - t0, 2), "exit": p.returncode, "tests": out,
+            "why": why}
 
 
 def main():
     res = []
-    for m in MODULES:
-        res.append(run_module(m))
-        with open(OUT + ".tmp", "w") as f:
-            json.dump(res, f)
-        os.replace(OUT + ".tmp", OUT)
+    with tempfile.TemporaryDirectory() as work:
+        for m in MODULES:
+            res.append(run_module(m, work))
+            with open(OUT + ".tmp", "w") as f:
+                json.dump(res, f)
+            os.replace(OUT + ".tmp", OUT)
 
 
-main()
+if __name__ == "__main__":
+    main()
