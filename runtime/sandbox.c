@@ -726,13 +726,25 @@ static int prep_plan(struct sandbox *sb)
 	    plan_env(sb, "CORDON_SOCKET", SANDBOX_SOCKET) ||
 	    plan_env(sb, "CORDON_TOKEN", sb->token) || plan_env(sb, "CORDON_EXECUTION_ID", sb->id))
 		goto env;
+	/* Defaults the policy's env may override: a locale, and one thread
+	 * per numeric library.  OpenBLAS, MKL, OpenMP and numexpr start a
+	 * thread per host CPU, which the pids limit and the sandbox's CPU
+	 * share cannot use (a 64-CPU host, a pids limit of 64: numpy's first
+	 * product fails to start its pool). */
 	{
-		int has_lang = 0;
+		static const char *const dflt[][2] = { { "LANG", "C.UTF-8" },	     { "OMP_NUM_THREADS", "1" },
+							{ "OPENBLAS_NUM_THREADS", "1" }, { "MKL_NUM_THREADS", "1" },
+							{ "NUMEXPR_NUM_THREADS", "1" } };
 
-		for (unsigned i = 0; i < lp->nenv; i++)
-			has_lang |= strncmp(lp->envp[i], "LANG=", 5) == 0;
-		if (!has_lang && plan_env(sb, "LANG", "C.UTF-8"))
-			goto env;
+		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++) {
+			size_t len = strlen(dflt[k][0]);
+			int set = 0;
+
+			for (unsigned i = 0; i < lp->nenv; i++)
+				set |= strncmp(lp->envp[i], dflt[k][0], len) == 0 && lp->envp[i][len] == '=';
+			if (!set && plan_env(sb, dflt[k][0], dflt[k][1]))
+				goto env;
+		}
 	}
 	return 0;
 too_many:

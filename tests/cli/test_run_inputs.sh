@@ -85,6 +85,20 @@ got=$($PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["undeclar
 	die "undeclared outputs: $got"
 pass "files no declared output matches are listed as undeclared, with their type"
 
+# 2d. Issue 14: one thread per numeric library unless the policy says
+# otherwise (a policy's MKL_NUM_THREADS stands; the cafe sets OMP and
+# OPENBLAS itself).
+sed 's/^      LANG: C.UTF-8$/      LANG: C.UTF-8\n      MKL_NUM_THREADS: "4"/; /OMP_NUM_THREADS\|OPENBLAS_NUM_THREADS/d' \
+	"$T/app.yaml" >"$T/threads.yaml"
+"$CORDONC" compile "$T/threads.yaml" "$T/tools.yaml" -o "$T/threads.cpol" >"$_out" 2>"$_err" || die "compile threads.yaml"
+printf 'import os\nopen("/workspace/out/summary.txt", "w").write("ok")\nprint(sorted((k, v) for k, v in os.environ.items() if k.endswith("_THREADS")))\n' \
+	>"$T/threads.py"
+expect_rc 0 "$CORDON" run --policy "$T/threads.cpol" --code "$T/threads.py"
+got=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["stdout"].strip())' "$_out")
+[ "$got" = "[('MKL_NUM_THREADS', '4'), ('NUMEXPR_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1'), ('OPENBLAS_NUM_THREADS', '1')]" ] ||
+	die "thread defaults: $got"
+pass "numeric libraries get one thread each unless the policy sets their variable"
+
 # 3. policy_error_masked: why the blob was refused is the message, not
 # the sandbox's "no policy" placeholder.
 refused policy "$T/missing.cpol: No such file or directory" --policy "$T/missing.cpol" --code "$T/p.py"
