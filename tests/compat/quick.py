@@ -79,8 +79,10 @@ def _():
                        input="abc", capture_output=True, text=True, check=True, start_new_session=True)
     assert p.stdout == "ABC", p.stdout
     assert subprocess.run("echo $((6 * 7))", shell=True, capture_output=True, text=True).stdout == "42\n"
-    st = os.waitid(os.P_PID, subprocess.Popen(["/bin/true"]).pid, os.WEXITED)
-    assert st.si_status == 0
+    # Keep the Popen: dropped, its __del__ may reap the child first.
+    child = subprocess.Popen(["/bin/true"])
+    st = os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+    assert st.si_status == 0 and child.wait() == 0
 
 
 def square(x):
