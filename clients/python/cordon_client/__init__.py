@@ -282,7 +282,13 @@ class Client:
             headers["Authorization"] = "Bearer " + self.token
         conn = self._connect(self.timeout if timeout is None else timeout)
         try:
-            conn.request(method, self._prefix + path, body=data, headers=headers)
+            try:
+                conn.request(method, self._prefix + path, body=data, headers=headers)
+            except (BrokenPipeError, ConnectionResetError):
+                # The server answered before the body was all sent (413
+                # for a body over --max-body) and closed its end: its
+                # answer is still there to read, and it says why.
+                pass
             resp = conn.getresponse()
             answer = resp.read(MAX_ANSWER_BYTES + 1)
             status, rh = resp.status, dict(resp.getheaders())
