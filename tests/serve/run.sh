@@ -33,7 +33,7 @@ for m in ${SERVE_MODES:-serve serve-rootless}; do
 		mkdir "$T/bin" "$T/policies" "$T/serve" "$T/lib" &&
 			cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 			cp "$SRC"/policies/*.policy "$T/policies/" &&
-			cp -R "$D/programs" "$D/run.py" "$D"/*.yaml "$D"/*.policy "$T/serve/" &&
+			cp -R "$D/programs" "$D/run.py" "$D"/*.yaml "$T/serve/" &&
 			cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
 			{ echo "FAIL rootless setup: cannot copy the tree"; rc=1; continue; }
 		chmod -R a+rX,go-w "$T"
