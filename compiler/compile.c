@@ -68,9 +68,16 @@ void compile_dirs_free(char **dirs, size_t n)
 	free(dirs);
 }
 
+/* The shipped files that are included by profiles and are none
+ * themselves (no default): never offered as "did you mean". */
+static int profile_include_only(const char *file)
+{
+	return strcmp(file, "base.policy") == 0 || strcmp(file, "python-common.policy") == 0;
+}
+
 /* The profile a descriptor named that is on no policy directory: said at
  * the name's place, with the nearest profile that is (the names of every
- * *.policy file on the path, base.policy aside: it has no default). */
+ * *.policy file on the path but the include-only ones). */
 static void profile_not_found(const struct src_file *app, const struct ynode *root, const char *name,
 			      const struct policy_search *search, struct diags *d)
 {
@@ -89,8 +96,8 @@ static void profile_not_found(const struct src_file *app, const struct ynode *ro
 		while (dir != NULL && (de = readdir(dir)) != NULL && nn < sizeof(names) / sizeof(names[0])) {
 			size_t len = strlen(de->d_name);
 
-			if (len > 7 && strcmp(de->d_name + len - 7, ".policy") == 0 &&
-			    strcmp(de->d_name, "base.policy") != 0 && (names[nn] = strndup(de->d_name, len - 7)) != NULL)
+			if (len > 7 && strcmp(de->d_name + len - 7, ".policy") == 0 && !profile_include_only(de->d_name) &&
+			    (names[nn] = strndup(de->d_name, len - 7)) != NULL)
 				nn++;
 		}
 		if (dir != NULL)
@@ -130,7 +137,8 @@ static void loopback_check(const struct src_file *app, const struct ynode *root,
 	diag_at(d, DIAG_WARNING, app, n ? n->line : 0, n ? n->col : 0,
 		"network: loopback changes nothing under seccomp profile '%s': its filter refuses inet sockets "
 		"(socket(AF_INET) and socket(AF_INET6)), so no program can use the loopback interface; use a "
-		"profile that allows them, or say network: none",
+		"profile that allows them (python-net-loopback: python-compute's calls and inet sockets), or say "
+		"network: none",
 		p->exec.seccomp_profile);
 }
 

@@ -403,6 +403,10 @@ TABLE = [
      network_is("loopback only", with_listeners(blocked("netns")))),
     ("socket_netlink[loopback]", LOOP, "sockets", {"which": "netlink"}, blocked("seccomp")),
     ("socket_packet[loopback]", LOOP, "sockets", {"which": "packet"}, blocked("seccomp")),
+    ("socket_alg[loopback]", LOOP, "sockets", {"which": "alg"}, blocked("seccomp")),
+    # python-net-loopback lets AF_INET through the filter; a raw one then
+    # needs CAP_NET_RAW, which the sandbox does not have.
+    ("socket_raw[loopback]", LOOP, "sockets", {"which": "raw"}, blocked("capabilities")),
     # syscalls: seccomp, each with its control
     ("ptrace", MAIN, "ptrace", {}, blocked("seccomp")),
     ("ptrace[open-seccomp]", OPEN, "ptrace", {}, gets_through()),

@@ -90,6 +90,18 @@ sed 's/network: none/network: loopback/' "$SRC/tests/corpus/good/app.yaml" >"$T/
 grep -q 'network: loopback' "$T/loop.yaml" || die "the good descriptor's network line moved"
 expect_rc 0 "$CORDONC" compile "$T/loop.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/loop.cpol"
 expect_err_re "loop.yaml:[0-9]+:[0-9]+: warning: network: loopback changes nothing under seccomp profile 'python-compute'"
+expect_err_re "use a profile that allows them \\(python-net-loopback"
+# The shipped python-net-loopback profile allows them: no warning.
+sed 's/profile: python-compute/profile: python-net-loopback/' "$T/loop.yaml" >"$T/loop3.yaml"
+grep -q 'profile: python-net-loopback' "$T/loop3.yaml" || die "the good descriptor's profile line moved"
+expect_rc 0 "$CORDONC" compile "$T/loop3.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/loop3.cpol"
+grep -q "network: loopback changes nothing" "$_err" && die "a warning under python-net-loopback"
+# python-common.policy is included by the python profiles, and is none:
+# never offered as the profile one meant.
+sed 's/profile: python-compute/profile: python-commo/' "$SRC/tests/corpus/good/app.yaml" >"$T/commo.yaml"
+expect_rc 2 "$CORDONC" compile "$T/commo.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/commo.cpol"
+expect_err_re "commo.yaml:[0-9]+:[0-9]+: error: .*python-commo"
+grep -q "python-common" "$_err" && die "the include-only python-common offered as a profile"
 expect_rc 0 env CORDON_POLICY_PATH="$SRC/tests/boundary/policies:$SRC/policies" "$CORDONC" compile \
 	"$SRC/tests/boundary/loopback.yaml" "$SRC/tests/boundary/tools.yaml" -o "$T/loop2.cpol"
 grep -q "network: loopback changes nothing" "$_err" && die "a warning for a profile that allows inet sockets"
