@@ -17,6 +17,8 @@ try:
 except NameError:
     MODULES = sys.argv[1:-1]
     OUT = sys.argv[-1]
+    IGNORE = []
+    MATCH = []
 
 # A module that hangs is stopped by regrtest's worker timeout and counts
 # as failed, bare or inside, instead of hanging the measurement.
@@ -29,8 +31,13 @@ def run_module(name, work):
     # regrtest's defaults: no optional resources (-u none: the network,
     # a lot of CPU or memory, the audio device), one worker process (-j1)
     # so the timeout can end it.
-    p = subprocess.run([sys.executable, "-I", "-m", "test", "-j1", "--timeout", str(TIMEOUT_S), "--junit-xml", xml,
-                        name], cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    ign = [a for pat in IGNORE for a in ("-i", pat)]  # noqa: F821 - set by run.py
+    if MATCH:  # noqa: F821 - set by run.py: only these test ids
+        with open(os.path.join(work, name + ".match"), "w") as f:
+            f.write("".join(t + "\n" for t in MATCH))  # noqa: F821
+        ign += ["--matchfile", os.path.join(work, name + ".match")]
+    p = subprocess.run([sys.executable, "-I", "-m", "test", "-j1", "--timeout", str(TIMEOUT_S), "--junit-xml", xml]
+                       + ign + [name], cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out, why = {}, {}
     try:
         root = ET.parse(xml).getroot()
