@@ -303,6 +303,10 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 		pre = sandbox_host_probe(&h, &ho, &e);
 	if (pre == 0)
 		pre = run_read(o, r, &e);
+	/* Before any sandbox is made: sandbox_start() would find it too,
+	 * but only after a clone and an interpreter's start. */
+	if (pre == 0)
+		pre = sandbox_check_secrets(&h, &r->pol, o->agent, r->context, &e);
 	if ((sb = sandbox_new(&h, &spec)) == NULL)
 		goto oom;
 	if (pre != 0)

@@ -598,10 +598,9 @@ static int plan_loader(struct sandbox *sb)
 /* The agent's tools, all of them, or those the context selects.  The
  * bridge decides again on every call: this list is a convenience for the
  * program, not the check. */
-static uint32_t tools_selected(const struct sandbox *sb, const cJSON *context, uint32_t *sel)
+static uint32_t tools_selected(const struct cpol_policy *p, const char *agent, const cJSON *context, uint32_t *sel)
 {
-	const struct cpol_policy *p = sb->pol;
-	const struct cpol_agent *a = sb->agent ? policy_find_agent(p, sb->agent) : NULL;
+	const struct cpol_agent *a = agent ? policy_find_agent(p, agent) : NULL;
 	const cJSON *want = context ? cJSON_GetObjectItemCaseSensitive(context, "tools") : NULL;
 	uint32_t n = 0;
 
@@ -624,9 +623,26 @@ static char *tools_stubs(const struct sandbox *sb, const cJSON *context, size_t 
 
 	if (sel == NULL)
 		return NULL;
-	s = stubs_python(sb->pol, sb->agent, sel, tools_selected(sb, context, sel), len);
+	s = stubs_python(sb->pol, sb->agent, sel, tools_selected(sb->pol, sb->agent, context, sel), len);
 	free(sel);
 	return s;
+}
+
+int sandbox_check_secrets(const struct sandbox_host *h, const struct cpol_policy *p, const char *agent,
+			  const cJSON *context, struct sandbox_err *e)
+{
+	uint32_t *sel = calloc(p->ntools + 1, sizeof(*sel));
+	int rc = -1;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->stage, sizeof(e->stage), "secrets");
+	if (sel == NULL)
+		snprintf(e->msg, sizeof(e->msg), "out of memory checking the tools' secrets");
+	else
+		rc = secrets_check_tools(p, sel, tools_selected(p, agent, context, sel), h->secrets, e->msg,
+					 sizeof(e->msg));
+	free(sel);
+	return rc;
 }
 
 static int prep_plan(struct sandbox *sb)
@@ -1064,6 +1080,7 @@ int sandbox_prepare(struct sandbox *sb, int wait_ready)
 static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 {
 	const struct cpol_limits *l = &sb->pol->limits;
+	struct sandbox_err e;
 
 	if (rq->code_len > l->max_code_bytes) {
 		sb_fail(sb, "code", "%s is over max_code_bytes (%llu)", rq->code_name ? rq->code_name : "the program",
@@ -1091,6 +1108,13 @@ static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 			sb_fail(sb, "inputs", "%s: over max_file_bytes", b);
 			return -1;
 		}
+	}
+	/* Before anything of the request is written: a tool whose secret is
+	 * missing would otherwise fail only at its first call, mid-run, after
+	 * the program may have acted on other tools. */
+	if (sandbox_check_secrets(sb->h, sb->pol, sb->agent, sb->context, &e) != 0) {
+		sandbox_fail(sb, &e);
+		return -1;
 	}
 	return 0;
 }

@@ -136,6 +136,15 @@ void sandbox_fail(struct sandbox *sb, const struct sandbox_err *e);
  * the interpreter's start with sandbox_start()'s writes. */
 int sandbox_prepare(struct sandbox *sb, int wait_ready);
 
+/* Whether the tools of agent that context selects (its "tools"; NULL or
+ * without it: all of the agent's) have every env_from secret they declare,
+ * from the host's --secrets file or else the environment: 0, or -1 with e
+ * (stage "secrets", the tool and the name, never a value).  What
+ * sandbox_start() checks before it writes anything; serve asks first, so
+ * that a request refused for it uses no sandbox. */
+int sandbox_check_secrets(const struct sandbox_host *h, const struct cpol_policy *p, const char *agent,
+			  const cJSON *context, struct sandbox_err *e);
+
 /* Bind the request and let the program run.  On -1 the executor is
  * already killed: only reduce and destroy remain. */
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq);
