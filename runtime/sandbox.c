@@ -39,6 +39,7 @@
 #include "runtime/rmtree.h"
 #include "runtime/sandbox.h"
 #include "runtime/supervise/bridge.h"
+#include "runtime/supervise/export.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/secrets.h"
 #include "runtime/supervise/supervise.h"
@@ -1454,8 +1455,8 @@ static void result_head(const struct sandbox *sb, cJSON *res)
 static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_reduce_opts *o)
 {
 	const struct cpol_policy *p = sb->pol;
-	char where[64], rerr[512] = "", oerr[512];
-	cJSON *result = NULL;
+	char where[64], rerr[512] = "", oerr[512], cerr[900];
+	cJSON *result = NULL, *arts = NULL;
 	struct outputs_report rep = { 0 };
 	struct outputs_limits ol = { 0 };
 	struct outcome_in oi;
@@ -1478,6 +1479,12 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 		rr = result_read(out_dir, p->limits.max_result_bytes, &result, rerr, sizeof(rerr));
 	if (out_dir < 0 || outputs_collect(out_dir, p->outputs, p->noutputs, &ol, &rep, oerr, sizeof(oerr)) != 0)
 		snprintf(rerr, sizeof(rerr), "outputs could not be read");
+	arts = outputs_artifacts_json(&rep);
+	/* Before the classification: an artifact not copied is the run's
+	 * error, the result otherwise kept, as a lost record is. */
+	if (arts != NULL && out_dir >= 0 && o != NULL && o->copy != NULL &&
+	    export_copy(out_dir, arts, o->copy, cerr, sizeof(cerr)) != 0)
+		sb_fault(sb, "out", "%s", cerr);
 	/* classify (outcome.c, pure) */
 	oi = (struct outcome_in){ .end = sb->so.end,
 				  .wstatus = sb->so.wstatus,
@@ -1524,7 +1531,6 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 	else
 		cJSON_AddNullToObject(res, "resultError");
 	cJSON_AddNumberToObject(res, "durationMs", (double)sb->so.duration_ms);
-	cJSON *arts = outputs_artifacts_json(&rep);
 	if (arts != NULL && out_dir >= 0 && o != NULL && o->inline_max > 0)
 		artifacts_inline(arts, out_dir, o->inline_max);
 	cJSON_AddItemToObject(res, "artifacts", arts);

@@ -155,10 +155,16 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq);
 int sandbox_wait(struct sandbox *sb, int cancel_fd);
 void sandbox_cancel_reason(struct sandbox *sb, const char *why);
 
+struct export_dest;
+
 /* How the result carries artifacts: inline_max > 0 adds each artifact's
- * bytes (base64, "contentBase64") when it is at most inline_max bytes. */
+ * bytes (base64, "contentBase64") when it is at most inline_max bytes.
+ * copy (cordon run --out): each artifact is copied there too, its entry
+ * says where ("copiedTo") or why not ("copyError"), and one not copied is
+ * the run's error at stage out (runtime/supervise/export.h). */
 struct sandbox_reduce_opts {
 	size_t inline_max;
+	const struct export_dest *copy;
 };
 
 /* The result JSON (the caller owns it) and the exit code of `cordon run`

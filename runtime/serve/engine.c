@@ -737,7 +737,7 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 	struct policy_entry *ent = NULL;
 	struct exec_slot *slot = NULL;
 	struct pool_item *it = NULL;
-	struct sandbox_reduce_opts ro = { e->o.inline_max };
+	struct sandbox_reduce_opts ro = { .inline_max = e->o.inline_max };
 	const char *agent = NULL, *base;
 	char id[EXEC_ID_LEN + 1], pending[PATH_MAX];
 	unsigned running, queued;
