@@ -15,6 +15,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -1931,7 +1932,12 @@ def check_serve_audit_fails():
     line fails; the execution's result is status error at
     exec.harness.audit, and the call in_doubt."""
     try:
-        backend = harness.ServeBackend(EnvSuite(S, shim_env(PATH="tool-calls.jsonl", AFTER=0),
+        # The server's environment holds the secrets of the tools CTX
+        # selects, as every cordon run's does (Run): without them the
+        # execution is refused before it starts (exec.harness.secrets).
+        env = dict(shim_env(PATH="tool-calls.jsonl", AFTER=0), BRIDGE_SECRET=ENV_FILE_SECRET,
+                   BRIDGE_ENV_SECRET=ENV_SECRET)
+        backend = harness.ServeBackend(EnvSuite(S, env,
                                                 {"main": S.blobs["main"]}))
     except RuntimeError as e:
         emit(False, "serve_audit_fails_run_error", "cordon serve: %s" % e)
@@ -1953,6 +1959,54 @@ def check_serve_audit_fails():
     emit(not bad, "serve_audit_fails_run_error", "; ".join(bad) if bad else
          "cordon serve, every audit line ENOSPC: HTTP 200, status error at exec.harness.audit, exitCode 0; the "
          "call in_doubt/record")
+
+
+def check_serve_secrets():
+    """cordon serve without BRIDGE_SECRET: the policy loads and its pools
+    fill (the server gets ready), the log names each agent with a tool
+    lacking a secret; an execution that selects such a tool gets the error
+    result at exec.harness.secrets before any sandbox runs it; one whose
+    context leaves the tool out runs."""
+    env = {"BRIDGE_ENV_SECRET": ENV_SECRET}
+    try:
+        backend = harness.ServeBackend(EnvSuite(S, env, {"main": S.blobs["main"]}))
+    except RuntimeError as e:
+        emit(False, "serve_secret_missing_refused", "cordon serve: %s" % e)
+        return
+    try:
+        ready = backend.request("GET", "/v1/ready", timeout=10)[0]
+        x = backend.start("main", os.path.join(HERE, "programs", "calls.py"),
+                          [TLIB, ("params.json", json.dumps({"calls": [req()]}))], context=CTX, agent="bridge").wait()
+        n = backend.start("main", os.path.join(HERE, "programs", "calls.py"),
+                          [TLIB, ("params.json", json.dumps({"calls": [req()]}))],
+                          context=dict(CTX, tools=["test.echo", "test.env_secret"]), agent="bridge").wait()
+        log = backend.log_tail(20000)
+    finally:
+        backend.close()
+    bad = []
+    if ready != 200:
+        bad.append("GET /v1/ready %s: the pools did not fill" % ready)
+    # agent bridge: the first of its tools (inventory order) that needs
+    # BRIDGE_SECRET is named (test.secret, test.tempfail, test.fail_once)
+    for want in (r"app bridge agent bridge: tool test\.(secret|tempfail|fail_once) needs the secret BRIDGE_SECRET,",
+                 r"app bridge agent unset: tool test\.unset_secret needs the secret BRIDGE_UNSET_SECRET,",
+                 r"app bridge agent late: tool test\.late_secret needs the secret BRIDGE_LATE_SECRET,"):
+        if not re.search(want, log):
+            bad.append("the log lacks /%s/ (log: %s)" % (want, log[-1000:]))
+    if ENV_SECRET in log:
+        bad.append("the log shows a secret's value")
+    res = x.res or {}
+    err = res.get("error") or {}
+    if x.http != 200 or res.get("status") != "error" or (err.get("details") or {}).get("where") != \
+       "exec.harness.secrets" or "BRIDGE_SECRET" not in (err.get("message") or "") or "stdout" in res:
+        bad.append("CTX: HTTP %s %s" % (x.http, json.dumps(res)[:300]))
+    answer = ((n.res.get("result") or {}).get("calls") or [{}])[0].get("answer") or {}
+    if n.http != 200 or n.res.get("status") != "succeeded" or err_of(answer) != ("ok", None):
+        bad.append("narrowed: HTTP %s %s; answer %s" % (n.http, json.dumps(n.res)[:200], json.dumps(answer)[:200]))
+    emit(not bad, "serve_secret_missing_refused", "; ".join(bad) if bad else
+         "cordon serve without BRIDGE_SECRET: ready (pools filled), the log names agents bridge, unset, late with "
+         "tool and variable; CTX: HTTP 200 status error at exec.harness.secrets, no output; a context without "
+         "test.secret: succeeded, the call ok")
 
 
 def check_leftovers():
@@ -1978,7 +2032,7 @@ def main():
                   check_stop_no_line, check_dup_keys, check_tool_failure_retryable, check_tool_identity,
                   check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools,
                   check_audit_write_fails, check_ledger_unrecorded, check_answer_not_utf8, check_thread_refused,
-                  check_rundir_disk_full, check_serve_audit_fails]
+                  check_rundir_disk_full, check_serve_audit_fails, check_serve_secrets]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]
