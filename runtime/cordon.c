@@ -46,7 +46,7 @@ static void usage(FILE *f)
 		   "cordon's runtime: enforces a compiled policy blob.\n\n"
 		   "commands:\n"
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
-		   "      [--agent NAME] [--run-dir DIR] [--trusted-key KEY.pub]\n"
+		   "      [--agent NAME] [--run-dir DIR] [--out DIR] [--trusted-key KEY.pub]\n"
 		   "      [--state-dir DIR] [--secrets FILE] [--host-ids FIRST:COUNT]\n"
 		   "                 run FILE (Python; - or /dev/stdin: read it from standard\n"
 		   "                 input) in the sandbox the policy describes and\n"
@@ -55,7 +55,12 @@ static void usage(FILE *f)
 		   "                 supervisor; budgets and replay records live in the\n"
 		   "                 ledger under --state-dir (default /var/lib/cordon as root,\n"
 		   "                 ~/.local/state/cordon otherwise); --secrets is a NAME=value\n"
-		   "                 file for the tools' env_from (else the environment).\n"
+		   "                 file for the tools' env_from (else the environment); a\n"
+		   "                 selected tool's secret set by neither is a harness error\n"
+		   "                 before the program starts.  --out DIR (made 0700 if\n"
+		   "                 missing) gets a copy of each artifact the result lists,\n"
+		   "                 its hash checked; an existing file is never replaced,\n"
+		   "                 and an artifact not copied makes the run an error.\n"
 		   "                 As root the executor runs as a host uid/gid leased for\n"
 		   "                 this run from --host-ids (FIRST:COUNT or FIRST-LAST,\n"
 		   "                 default " HOSTID_RANGE_DEFAULT_TEXT "), one that no account,\n"
@@ -177,6 +182,7 @@ static int cmd_run(int argc, char **argv)
 					      { "context", required_argument, NULL, 'x' },
 					      { "agent", required_argument, NULL, 'a' },
 					      { "run-dir", required_argument, NULL, 'd' },
+					      { "out", required_argument, NULL, 'o' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
@@ -189,7 +195,7 @@ static int cmd_run(int argc, char **argv)
 	int c;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:k:s:S:H:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:o:k:s:S:H:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.policy = optarg; break;
 		case 'c': o.code = optarg; break;
@@ -203,6 +209,7 @@ static int cmd_run(int argc, char **argv)
 		case 'x': o.context = optarg; break;
 		case 'a': o.agent = optarg; break;
 		case 'd': o.run_dir = optarg; break;
+		case 'o': o.out = optarg; break;
 		case 'k': o.trusted_key = optarg; break;
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;

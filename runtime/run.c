@@ -19,6 +19,7 @@
 #include "cordon/keys.h"
 #include "runtime/context.h"
 #include "runtime/run.h"
+#include "runtime/supervise/export.h"
 
 /* What a path that is not a regular file is, for the message. */
 static const char *run_file_kind(mode_t m)
@@ -284,6 +285,7 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 	struct sandbox *sb = NULL;
 	struct sandbox_spec spec;
 	struct sandbox_reduce_opts ro = { 0 };
+	struct export_dest dest = { .fd = -1 };
 	cJSON *res = NULL;
 	char *text = NULL;
 	int rc = RUN_EXIT_HARNESS, pre = -1, werr;
@@ -303,6 +305,17 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 		pre = sandbox_host_probe(&h, &ho, &e);
 	if (pre == 0)
 		pre = run_read(o, r, &e);
+	/* Before any sandbox is made: sandbox_start() would find it too,
+	 * but only after a clone and an interpreter's start. */
+	if (pre == 0)
+		pre = sandbox_check_secrets(&h, &r->pol, o->agent, r->context, &e);
+	/* --out DIR is made or opened before the program runs: one that
+	 * cannot be used is found while nothing has run yet. */
+	if (pre == 0 && o->out != NULL) {
+		pre = export_open(o->out, &dest, e.msg, sizeof(e.msg));
+		snprintf(e.stage, sizeof(e.stage), "out");
+		ro.copy = &dest;
+	}
 	if ((sb = sandbox_new(&h, &spec)) == NULL)
 		goto oom;
 	if (pre != 0)
@@ -332,6 +345,8 @@ oom:
 out:
 	sandbox_destroy(sb);
 	sandbox_host_free(&h);
+	if (dest.fd >= 0)
+		close(dest.fd);
 	free(text);
 	cJSON_Delete(res);
 	if (r != NULL) {

@@ -20,6 +20,7 @@ struct run_opts {
 	const char *context;
 	const char *agent;
 	const char *run_dir;     /* NULL: nothing kept (the run touches no disk) */
+	const char *out;         /* --out DIR: the artifacts copied there; NULL: none */
 	const char *trusted_key;
 	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
 	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */

@@ -39,6 +39,7 @@
 #include "runtime/rmtree.h"
 #include "runtime/sandbox.h"
 #include "runtime/supervise/bridge.h"
+#include "runtime/supervise/export.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/secrets.h"
 #include "runtime/supervise/supervise.h"
@@ -598,10 +599,9 @@ static int plan_loader(struct sandbox *sb)
 /* The agent's tools, all of them, or those the context selects.  The
  * bridge decides again on every call: this list is a convenience for the
  * program, not the check. */
-static uint32_t tools_selected(const struct sandbox *sb, const cJSON *context, uint32_t *sel)
+static uint32_t tools_selected(const struct cpol_policy *p, const char *agent, const cJSON *context, uint32_t *sel)
 {
-	const struct cpol_policy *p = sb->pol;
-	const struct cpol_agent *a = sb->agent ? policy_find_agent(p, sb->agent) : NULL;
+	const struct cpol_agent *a = agent ? policy_find_agent(p, agent) : NULL;
 	const cJSON *want = context ? cJSON_GetObjectItemCaseSensitive(context, "tools") : NULL;
 	uint32_t n = 0;
 
@@ -624,9 +624,26 @@ static char *tools_stubs(const struct sandbox *sb, const cJSON *context, size_t 
 
 	if (sel == NULL)
 		return NULL;
-	s = stubs_python(sb->pol, sb->agent, sel, tools_selected(sb, context, sel), len);
+	s = stubs_python(sb->pol, sb->agent, sel, tools_selected(sb->pol, sb->agent, context, sel), len);
 	free(sel);
 	return s;
+}
+
+int sandbox_check_secrets(const struct sandbox_host *h, const struct cpol_policy *p, const char *agent,
+			  const cJSON *context, struct sandbox_err *e)
+{
+	uint32_t *sel = calloc(p->ntools + 1, sizeof(*sel));
+	int rc = -1;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->stage, sizeof(e->stage), "secrets");
+	if (sel == NULL)
+		snprintf(e->msg, sizeof(e->msg), "out of memory checking the tools' secrets");
+	else
+		rc = secrets_check_tools(p, sel, tools_selected(p, agent, context, sel), h->secrets, e->msg,
+					 sizeof(e->msg));
+	free(sel);
+	return rc;
 }
 
 static int prep_plan(struct sandbox *sb)
@@ -1064,6 +1081,7 @@ int sandbox_prepare(struct sandbox *sb, int wait_ready)
 static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 {
 	const struct cpol_limits *l = &sb->pol->limits;
+	struct sandbox_err e;
 
 	if (rq->code_len > l->max_code_bytes) {
 		sb_fail(sb, "code", "%s is over max_code_bytes (%llu)", rq->code_name ? rq->code_name : "the program",
@@ -1091,6 +1109,13 @@ static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 			sb_fail(sb, "inputs", "%s: over max_file_bytes", b);
 			return -1;
 		}
+	}
+	/* Before anything of the request is written: a tool whose secret is
+	 * missing would otherwise fail only at its first call, mid-run, after
+	 * the program may have acted on other tools. */
+	if (sandbox_check_secrets(sb->h, sb->pol, sb->agent, sb->context, &e) != 0) {
+		sandbox_fail(sb, &e);
+		return -1;
 	}
 	return 0;
 }
@@ -1430,8 +1455,8 @@ static void result_head(const struct sandbox *sb, cJSON *res)
 static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_reduce_opts *o)
 {
 	const struct cpol_policy *p = sb->pol;
-	char where[64], rerr[512] = "", oerr[512];
-	cJSON *result = NULL;
+	char where[64], rerr[512] = "", oerr[512], cerr[900];
+	cJSON *result = NULL, *arts = NULL;
 	struct outputs_report rep = { 0 };
 	struct outputs_limits ol = { 0 };
 	struct outcome_in oi;
@@ -1454,6 +1479,12 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 		rr = result_read(out_dir, p->limits.max_result_bytes, &result, rerr, sizeof(rerr));
 	if (out_dir < 0 || outputs_collect(out_dir, p->outputs, p->noutputs, &ol, &rep, oerr, sizeof(oerr)) != 0)
 		snprintf(rerr, sizeof(rerr), "outputs could not be read");
+	arts = outputs_artifacts_json(&rep);
+	/* Before the classification: an artifact not copied is the run's
+	 * error, the result otherwise kept, as a lost record is. */
+	if (arts != NULL && out_dir >= 0 && o != NULL && o->copy != NULL &&
+	    export_copy(out_dir, arts, o->copy, cerr, sizeof(cerr)) != 0)
+		sb_fault(sb, "out", "%s", cerr);
 	/* classify (outcome.c, pure) */
 	oi = (struct outcome_in){ .end = sb->so.end,
 				  .wstatus = sb->so.wstatus,
@@ -1500,7 +1531,6 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 	else
 		cJSON_AddNullToObject(res, "resultError");
 	cJSON_AddNumberToObject(res, "durationMs", (double)sb->so.duration_ms);
-	cJSON *arts = outputs_artifacts_json(&rep);
 	if (arts != NULL && out_dir >= 0 && o != NULL && o->inline_max > 0)
 		artifacts_inline(arts, out_dir, o->inline_max);
 	cJSON_AddItemToObject(res, "artifacts", arts);

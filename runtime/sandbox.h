@@ -136,6 +136,15 @@ void sandbox_fail(struct sandbox *sb, const struct sandbox_err *e);
  * the interpreter's start with sandbox_start()'s writes. */
 int sandbox_prepare(struct sandbox *sb, int wait_ready);
 
+/* Whether the tools of agent that context selects (its "tools"; NULL or
+ * without it: all of the agent's) have every env_from secret they declare,
+ * from the host's --secrets file or else the environment: 0, or -1 with e
+ * (stage "secrets", the tool and the name, never a value).  What
+ * sandbox_start() checks before it writes anything; serve asks first, so
+ * that a request refused for it uses no sandbox. */
+int sandbox_check_secrets(const struct sandbox_host *h, const struct cpol_policy *p, const char *agent,
+			  const cJSON *context, struct sandbox_err *e);
+
 /* Bind the request and let the program run.  On -1 the executor is
  * already killed: only reduce and destroy remain. */
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq);
@@ -146,10 +155,16 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq);
 int sandbox_wait(struct sandbox *sb, int cancel_fd);
 void sandbox_cancel_reason(struct sandbox *sb, const char *why);
 
+struct export_dest;
+
 /* How the result carries artifacts: inline_max > 0 adds each artifact's
- * bytes (base64, "contentBase64") when it is at most inline_max bytes. */
+ * bytes (base64, "contentBase64") when it is at most inline_max bytes.
+ * copy (cordon run --out): each artifact is copied there too, its entry
+ * says where ("copiedTo") or why not ("copyError"), and one not copied is
+ * the run's error at stage out (runtime/supervise/export.h). */
 struct sandbox_reduce_opts {
 	size_t inline_max;
+	const struct export_dest *copy;
 };
 
 /* The result JSON (the caller owns it) and the exit code of `cordon run`

@@ -639,11 +639,25 @@ static int exec_start(struct engine *e, struct policy_entry *ent, const char *ag
 		      struct pool_item **itp, int *warm)
 {
 	struct sandbox_request rq = { x->code, x->code_len, "request", x->inputs, x->ninputs, &x->context };
-	struct pool_item *it = pool_take(e->pool, ent, agent);
+	struct pool_item *it = NULL;
 	int had_context = x->context != NULL, rc;
+	struct sandbox_err se;
 	cJSON *spare = NULL;
 
 	*itp = NULL;
+	*warm = 0;
+	/* A tool's missing secret is the server's configuration, the same
+	 * for every sandbox: the request gets its harness error result
+	 * (stage secrets) from a sandbox that is never prepared, and no warm
+	 * one is spent on it. */
+	if (sandbox_check_secrets(e->o.host, &ent->pol, agent, x->context, &se) != 0) {
+		if (pool_item_new(e->o.host, e->work_dir, e->work_fd, ent, agent, &it) != 0)
+			return -1;
+		sandbox_fail(it->sb, &se);
+		*itp = it;
+		return sandbox_start(it->sb, &rq);
+	}
+	it = pool_take(e->pool, ent, agent);
 	*warm = it != NULL;
 	if (it != NULL) {
 		/* start takes the context: a retry needs a copy of its own */
@@ -723,7 +737,7 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 	struct policy_entry *ent = NULL;
 	struct exec_slot *slot = NULL;
 	struct pool_item *it = NULL;
-	struct sandbox_reduce_opts ro = { e->o.inline_max };
+	struct sandbox_reduce_opts ro = { .inline_max = e->o.inline_max };
 	const char *agent = NULL, *base;
 	char id[EXEC_ID_LEN + 1], pending[PATH_MAX];
 	unsigned running, queued;
@@ -859,6 +873,26 @@ static int work_dir_open(struct engine *e, char *err, size_t n)
 	return 0;
 }
 
+/* At load and at each reload: every agent whose tools declare a secret
+ * neither --secrets nor the environment has is named in the log, with the
+ * tool and the name, so an operator learns it before a request does.  Its
+ * pool still fills: a request whose context leaves that tool out runs. */
+static void engine_log_secrets(const struct engine *e, const struct policy_set *set)
+{
+	struct sandbox_err se;
+
+	for (unsigned i = 0; i < set->n; i++) {
+		const struct cpol_policy *p = &set->entries[i]->pol;
+
+		for (uint32_t a = 0; a < p->nagents; a++)
+			if (sandbox_check_secrets(e->o.host, p, p->agents[a].name, NULL, &se) != 0)
+				serve_logf(e->o.log, e->o.log_arg,
+					   "app %s agent %s: %s; an execution that selects that tool is refused "
+					   "(exec.harness.secrets)",
+					   p->meta.app, p->agents[a].name, se.msg);
+	}
+}
+
 int engine_new(const struct engine_opts *o, struct engine **out, char *err, size_t n)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -923,6 +957,7 @@ int engine_new(const struct engine_opts *o, struct engine **out, char *err, size
 	if (pool_new(&po, &e->pool, err, n) != 0)
 		goto out;
 	set = policies_current(o->policies);
+	engine_log_secrets(e, set);
 	pool_apply(e->pool, set);
 	policy_set_put(set);
 	*out = e;
@@ -941,6 +976,7 @@ int engine_reload(struct engine *e, unsigned *napps, char *err, size_t n)
 		return -1;
 	set = policies_current(e->o.policies);
 	*napps = set->n;
+	engine_log_secrets(e, set);
 	if (!atomic_load(&e->draining))
 		pool_apply(e->pool, set);
 	policy_set_put(set);

@@ -55,8 +55,8 @@ struct pool {
 
 /* ---- items ------------------------------------------------------------- */
 
-int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
-		   const char *agent, int wait_ready, struct pool_item **out)
+int pool_item_new(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
+		  const char *agent, struct pool_item **out)
 {
 	struct pool_item *it = calloc(1, sizeof(*it));
 	unsigned char rnd[16];
@@ -82,7 +82,15 @@ int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_
 		return -1;
 	}
 	*out = it;
-	return sandbox_prepare(it->sb, wait_ready);
+	return 0;
+}
+
+int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
+		   const char *agent, int wait_ready, struct pool_item **out)
+{
+	if (pool_item_new(h, work_dir, work_fd, ent, agent, out) != 0)
+		return -1;
+	return sandbox_prepare((*out)->sb, wait_ready);
 }
 
 void pool_item_free(struct pool_item *it)

@@ -52,6 +52,12 @@ struct pool_item {
  * NULL when out of memory.  agent must be a name in ent's policy, or NULL. */
 int pool_item_make(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
 		   const char *agent, int wait_ready, struct pool_item **out);
+/* The same item, its sandbox new and not prepared (nothing cloned, no run
+ * directory made): 0, or -1 with *out NULL when out of memory.  For a
+ * request refused before any sandbox is used, whose reduce then gives the
+ * error result. */
+int pool_item_new(const struct sandbox_host *h, const char *work_dir, int work_fd, struct policy_entry *ent,
+		  const char *agent, struct pool_item **out);
 /* Destroys the sandbox (any state) and drops the entry; NULL is fine.
  * The run directory stays (the taker keeps it after a run). */
 void pool_item_free(struct pool_item *it);

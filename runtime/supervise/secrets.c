@@ -295,6 +295,24 @@ const char *secrets_get(const struct secrets *s, const char *name)
 	return hit != NULL ? hit->value : getenv(name);
 }
 
+int secrets_check_tools(const struct cpol_policy *p, const uint32_t *sel, uint32_t nsel, const struct secrets *s,
+			char *err, size_t n)
+{
+	for (uint32_t i = 0; i < nsel; i++) {
+		const struct cpol_tool *t = &p->tools[sel[i]];
+
+		for (uint32_t k = 0; k < t->env_from.n; k++)
+			if (secrets_get(s, t->env_from.v[k]) == NULL) {
+				snprintf(err, n,
+					 "tool %s needs the secret %s, which neither --secrets FILE nor the "
+					 "environment sets",
+					 t->id, t->env_from.v[k]);
+				return -1;
+			}
+	}
+	return 0;
+}
+
 /* Whether the name of "NAME=..." is taken by one of env[0..k). */
 static int tool_env_has(char *const *env, size_t k, const char *name, size_t len)
 {

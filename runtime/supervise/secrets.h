@@ -33,6 +33,17 @@ void secrets_free(struct secrets *s);
 const char *secrets_get(const struct secrets *s, const char *name);
 
 /*
+ * Whether every env_from name of the tools sel[0..nsel) (indices into
+ * p->tools) has a value: 0, or -1 with err naming the first tool and name
+ * without one ("tool mail.send needs the secret SMTP_PASSWORD, which
+ * neither --secrets FILE nor the environment sets").  Never a value.
+ * Checked before the program starts (sandbox_start), so a missing secret
+ * is a harness error, not a tool failure in the middle of a run.
+ */
+int secrets_check_tools(const struct cpol_policy *p, const uint32_t *sel, uint32_t nsel, const struct secrets *s,
+			char *err, size_t n);
+
+/*
  * A tool's environment from scratch: PATH, LANG, the extra "K=V" entries
  * the bridge gives (identity, message id), and NAME=value for each name of
  * t->env_from.  A declared name with no value is an error (the call is

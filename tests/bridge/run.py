@@ -15,6 +15,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -85,6 +86,10 @@ def new_secret():
 
 FILE_SECRET = new_secret()     # --secrets FILE
 ENV_SECRET = new_secret()      # the supervisor's environment
+# BRIDGE_SECRET in every run's environment too: a run whose selected tools
+# lack a secret is refused before its program starts, and most runs give no
+# --secrets FILE.  Where one is given, its value wins (check_secrets).
+ENV_FILE_SECRET = new_secret()
 HOST_ONLY = "bridge-host-only-" + secrets.token_hex(8)   # in cordon's environment, declared by no tool
 
 
@@ -102,8 +107,7 @@ def uniq(name):
 # all of agent bridge's tools but test.unselected
 SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counter", "test.slow_counter",
             "test.slow", "test.hang", "test.hang_long", "test.flood", "test.secret", "test.env_secret",
-            "test.unset_secret", "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter",
-            "test.late_secret", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once",
+            "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once",
             "test.whoami", "test.whoami_supervisor",
             "test.escape", "test.escape_hang", "test.escape_long", "test.hog", "test.forker", "test.untrusted",
             "test.bad_utf8", "test.arm_counter"]
@@ -128,7 +132,8 @@ class Run(harness.RunExecution):
         super().__init__(S, S.blobs[blob], os.path.join(HERE, "programs", program + ".py"),
                          [TLIB, ("params.json", json.dumps(params))], context=context, agent=agent,
                          run_dir=self.rd, state_dir=self.state, secrets_file=secrets_file,
-                         env=dict({"BRIDGE_ENV_SECRET": ENV_SECRET, "BRIDGE_HOST_ONLY": HOST_ONLY}, **(env or {})))
+                         env=dict({"BRIDGE_ENV_SECRET": ENV_SECRET, "BRIDGE_SECRET": ENV_FILE_SECRET,
+                                   "BRIDGE_HOST_ONLY": HOST_ONLY}, **(env or {})))
 
     def wait(self, limit=60):
         super().wait(limit)
@@ -400,7 +405,6 @@ CHECKS = [
     # the tool ran and its answer is refused
     ("exec_bad_answer", req("test.bad_json", {}), ("tool_failed", "exec", "bad_answer"), None, None),
     ("exec_exit_status", req("test.fail", {}), ("tool_failed", "exec", "failed"), None, None),
-    ("exec_secret_unset", req("test.unset_secret", {}), ("tool_failed", "exec", "secret"), None, None),
 ]
 
 
@@ -955,16 +959,17 @@ def check_secrets():
         bad.append("the sandbox saw a secret: %s" % {k: found.get(k) for k in ("file_secret", "env_secret")})
     if not found.get("decoy"):
         bad.append("the search did not even find the decoy: %s" % found)
-    host = [v for v in (FILE_SECRET, ENV_SECRET, HOST_ONLY)
+    host = [v for v in (FILE_SECRET, ENV_SECRET, HOST_ONLY, ENV_FILE_SECRET)
             if v.encode() in r.out + r.err or any(v.encode() in b for b in tree_bytes(r.rd))
             or any(v.encode() in b for b in tree_bytes(r.state))]
     if host:
-        bad.append("in the run's output, run directory or state: %s" % ["file", "env", "host-only"][
-            [FILE_SECRET, ENV_SECRET, HOST_ONLY].index(host[0])])
+        bad.append("in the run's output, run directory or state: %s" % ["file", "env", "host-only", "env-file"][
+            [FILE_SECRET, ENV_SECRET, HOST_ONLY, ENV_FILE_SECRET].index(host[0])])
     if r.res.get("status") != "succeeded":
         bad.append(describe(r))
     emit(not bad, "secrets", "; ".join(bad) if bad else
-         "fingerprints match (--secrets file and supervisor environment); the tools' environment is PATH, LANG, "
+         "fingerprints match (--secrets file, which wins over the environment's, and supervisor environment); "
+         "the tools' environment is PATH, LANG, "
          "CORDON_* and their one secret; the sandbox (%d files, %d bytes, environ, /proc) holds neither secret "
          "but found the decoy in %s; the run directory, state and output hold neither" % (
              r.result.get("files", 0), r.result.get("bytes", 0), found.get("decoy")))
@@ -1128,25 +1133,63 @@ def late_secret_file():
     return path
 
 
-def check_replay_never_started():
-    """A side-effect call whose tool never started (its secret not given)
-    leaves no record: the retry, with the secret given now, runs."""
+def refused_for_secret(r, tool, name):
+    """What is wrong with r as a run refused before its program started
+    because tool's secret name is set nowhere: [] when nothing."""
+    bad = []
+    err = r.res.get("error") or {}
+    where = (err.get("details") or {}).get("where")
+    msg = err.get("message") or ""
+    if r.rc != 125 or r.res.get("status") != "error" or where != "exec.harness.secrets":
+        bad.append("not refused at exec.harness.secrets with exit 125: %s" % describe(r))
+    if tool not in msg or name not in msg:
+        bad.append("the message does not name %s and %s: %r" % (tool, name, msg))
+    # Refused before any sandbox: no program ran, no run directory was
+    # made, so there is no executed program, audit line or output.
+    if os.path.exists(r.rd) or "stdout" in r.res or r.res.get("toolCalls"):
+        bad.append("something ran: run directory %s, result keys %s" % (os.path.exists(r.rd), sorted(r.res)))
+    return bad
+
+
+def check_secret_unset():
+    """A selected tool whose secret neither --secrets nor the environment
+    sets: the run is refused before its program starts, naming the tool and
+    the variable (it was a tool_failed answer at the first call, mid-run).
+    The same agent with a context that leaves that tool out runs."""
+    r = Run("unset", "calls", {"calls": [req()]}, agent="unset", context=dict(CTX, tools=["test.echo",
+                                                                                          "test.unset_secret"])).wait()
+    bad = refused_for_secret(r, "test.unset_secret", "BRIDGE_UNSET_SECRET")
+    n = Run("unset-narrow", "calls", {"calls": [req()]}, agent="unset", context=dict(CTX, tools=["test.echo"])).wait()
+    a = one_answer(n)
+    bad += ["narrowed: %s" % b for b in judge(a, Audit(n).take(a), ("ok", "exec"))]
+    if n.res.get("status") != "succeeded":
+        bad.append("narrowed: %s" % describe(n))
+    emit(not bad, "secret_unset_refused_before_start", "; ".join(bad) if bad else
+         "exit 125 at exec.harness.secrets: %r; no run directory, no output; the context without "
+         "test.unset_secret: ok/exec" % (r.res.get("error") or {}).get("message"))
+
+
+def check_late_secret():
+    """A side-effect tool whose secret is not given: the run is refused
+    before its program starts, so its tool never runs and the ledger holds
+    no record; the retry, with the secret given now, runs it once."""
     mid = uniq("late")
     state = os.path.join(W, "state-late")
     call = req("test.late_secret", {"item": "key"}, messageId=mid)
-    r1 = Run("late-1", "calls", {"calls": [call]}, state=state).wait()
-    r2 = Run("late-2", "calls", {"calls": [call]}, state=state, secrets_file=late_secret_file()).wait()
-    a1, a2 = one_answer(r1), one_answer(r2)
-    bad = ["run 1: %s" % b for b in judge(a1, Audit(r1).take(a1), ("tool_failed", "exec", "secret"))]
+    r1 = Run("late-1", "calls", {"calls": [call]}, agent="late", context=CTX_OPEN, state=state).wait()
+    r2 = Run("late-2", "calls", {"calls": [call]}, agent="late", context=CTX_OPEN, state=state,
+             secrets_file=late_secret_file()).wait()
+    a2 = one_answer(r2)
+    bad = ["run 1: %s" % b for b in refused_for_secret(r1, "test.late_secret", "BRIDGE_LATE_SECRET")]
     bad += ["run 2: %s" % b for b in judge(a2, Audit(r2).take(a2), ("ok", "exec"))]
     if a2.get("replayed"):
         bad.append("run 2 was answered with a recorded answer")
     runs = counter_lines(mid)
     if [e for e, _ in runs] != [r2.res.get("executionId")]:
         bad.append("the counter ran in %s, want once, in run 2 (%s)" % (runs, r2.res.get("executionId")))
-    emit(not bad, "replay_tool_never_started", "; ".join(bad) if bad else
-         "run 1: " + ev_of(a1, None).split(";")[0] + "; run 2, same message id, secret given: ok/exec, not "
-         "replayed, the counter ran once")
+    emit(not bad, "late_secret_refused_then_runs", "; ".join(bad) if bad else
+         "run 1 without BRIDGE_LATE_SECRET: exit 125 at exec.harness.secrets, nothing ran; run 2, same message "
+         "id, secret given: ok/exec, not replayed, the counter ran once")
 
 
 def check_replay_budget_refused():
@@ -1889,7 +1932,12 @@ def check_serve_audit_fails():
     line fails; the execution's result is status error at
     exec.harness.audit, and the call in_doubt."""
     try:
-        backend = harness.ServeBackend(EnvSuite(S, shim_env(PATH="tool-calls.jsonl", AFTER=0),
+        # The server's environment holds the secrets of the tools CTX
+        # selects, as every cordon run's does (Run): without them the
+        # execution is refused before it starts (exec.harness.secrets).
+        env = dict(shim_env(PATH="tool-calls.jsonl", AFTER=0), BRIDGE_SECRET=ENV_FILE_SECRET,
+                   BRIDGE_ENV_SECRET=ENV_SECRET)
+        backend = harness.ServeBackend(EnvSuite(S, env,
                                                 {"main": S.blobs["main"]}))
     except RuntimeError as e:
         emit(False, "serve_audit_fails_run_error", "cordon serve: %s" % e)
@@ -1913,6 +1961,54 @@ def check_serve_audit_fails():
          "call in_doubt/record")
 
 
+def check_serve_secrets():
+    """cordon serve without BRIDGE_SECRET: the policy loads and its pools
+    fill (the server gets ready), the log names each agent with a tool
+    lacking a secret; an execution that selects such a tool gets the error
+    result at exec.harness.secrets before any sandbox runs it; one whose
+    context leaves the tool out runs."""
+    env = {"BRIDGE_ENV_SECRET": ENV_SECRET}
+    try:
+        backend = harness.ServeBackend(EnvSuite(S, env, {"main": S.blobs["main"]}))
+    except RuntimeError as e:
+        emit(False, "serve_secret_missing_refused", "cordon serve: %s" % e)
+        return
+    try:
+        ready = backend.request("GET", "/v1/ready", timeout=10)[0]
+        x = backend.start("main", os.path.join(HERE, "programs", "calls.py"),
+                          [TLIB, ("params.json", json.dumps({"calls": [req()]}))], context=CTX, agent="bridge").wait()
+        n = backend.start("main", os.path.join(HERE, "programs", "calls.py"),
+                          [TLIB, ("params.json", json.dumps({"calls": [req()]}))],
+                          context=dict(CTX, tools=["test.echo", "test.env_secret"]), agent="bridge").wait()
+        log = backend.log_tail(20000)
+    finally:
+        backend.close()
+    bad = []
+    if ready != 200:
+        bad.append("GET /v1/ready %s: the pools did not fill" % ready)
+    # agent bridge: the first of its tools (inventory order) that needs
+    # BRIDGE_SECRET is named (test.secret, test.tempfail, test.fail_once)
+    for want in (r"app bridge agent bridge: tool test\.(secret|tempfail|fail_once) needs the secret BRIDGE_SECRET,",
+                 r"app bridge agent unset: tool test\.unset_secret needs the secret BRIDGE_UNSET_SECRET,",
+                 r"app bridge agent late: tool test\.late_secret needs the secret BRIDGE_LATE_SECRET,"):
+        if not re.search(want, log):
+            bad.append("the log lacks /%s/ (log: %s)" % (want, log[-1000:]))
+    if ENV_SECRET in log:
+        bad.append("the log shows a secret's value")
+    res = x.res or {}
+    err = res.get("error") or {}
+    if x.http != 200 or res.get("status") != "error" or (err.get("details") or {}).get("where") != \
+       "exec.harness.secrets" or "BRIDGE_SECRET" not in (err.get("message") or "") or "stdout" in res:
+        bad.append("CTX: HTTP %s %s" % (x.http, json.dumps(res)[:300]))
+    answer = ((n.res.get("result") or {}).get("calls") or [{}])[0].get("answer") or {}
+    if n.http != 200 or n.res.get("status") != "succeeded" or err_of(answer) != ("ok", None):
+        bad.append("narrowed: HTTP %s %s; answer %s" % (n.http, json.dumps(n.res)[:200], json.dumps(answer)[:200]))
+    emit(not bad, "serve_secret_missing_refused", "; ".join(bad) if bad else
+         "cordon serve without BRIDGE_SECRET: ready (pools filled), the log names agents bridge, unset, late with "
+         "tool and variable; CTX: HTTP 200 status error at exec.harness.secrets, no output; a context without "
+         "test.secret: succeeded, the call ok")
+
+
 def check_leftovers():
     try:
         with open(HANGLOG) as f:
@@ -1931,12 +2027,12 @@ def main():
                   check_token_isolation, check_budget_day, check_replay_one_run, check_replay_concurrent,
                   check_replay_tenants, check_in_doubt, check_secrets, check_hang_and_flood, check_run_timeout,
                   check_concurrent_calls,
-                  check_replay_after_budget, check_replay_never_started, check_replay_budget_refused,
+                  check_replay_after_budget, check_late_secret, check_secret_unset, check_replay_budget_refused,
                   check_replay_wait_ends, check_too_many_calls, check_audit_names, check_answer_bound,
                   check_stop_no_line, check_dup_keys, check_tool_failure_retryable, check_tool_identity,
                   check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools,
                   check_audit_write_fails, check_ledger_unrecorded, check_answer_not_utf8, check_thread_refused,
-                  check_rundir_disk_full, check_serve_audit_fails]
+                  check_rundir_disk_full, check_serve_audit_fails, check_serve_secrets]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]

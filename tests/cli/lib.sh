@@ -18,3 +18,13 @@ expect_rc() {
 expect_out() { grep -qF -- "$1" "$_out" || die "stdout lacks: $1"; }
 expect_err() { grep -qF -- "$1" "$_err" || die "stderr lacks: $1"; }
 expect_err_re() { grep -qE -- "$1" "$_err" || die "stderr lacks /$1/"; }
+
+# modes_set: $modes is "root rootless" as root (the unprivileged user
+# cordon-test is created when missing), "root" otherwise (the caller as is).
+modes_set() {
+	modes=root
+	[ "$(id -u)" -eq 0 ] || return 0
+	id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
+		|| die "cannot create user cordon-test"
+	modes="root rootless"
+}

@@ -40,12 +40,7 @@ leftovers() {
 	return 0
 }
 
-modes=root
-if [ "$(id -u)" -eq 0 ]; then
-	id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
-		|| die "cannot create user cordon-test"
-	modes="root rootless"
-fi
+modes_set
 for mode in $modes; do
 	TMPDIR_RUN=$(mktemp -d "$T/tmp.XXXXXX"); chmod 1777 "$TMPDIR_RUN"
 	export TMPDIR="$TMPDIR_RUN"

@@ -693,7 +693,12 @@ class ServeBackend:
         if help_text is None:
             raise RuntimeError("cordon serve is not in this build (cordon serve --help failed)")
         d = os.path.join(suite.W, "serve")
-        os.mkdir(d)
+        # A suite may start more than one server (tests/bridge does):
+        # the first gets serve/, each other one a directory of its own.
+        if os.path.exists(d):
+            d = tempfile.mkdtemp(prefix="serve-", dir=suite.W)
+        else:
+            os.mkdir(d)
         os.chmod(d, 0o755)
         self.dir = d
         pdir = os.path.join(d, "policies")

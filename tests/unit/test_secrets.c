@@ -314,6 +314,38 @@ static void test_env_missing_secret(void **state)
 	secrets_free(s);
 }
 
+/* The check before a run: each selected tool's names, first missing one
+ * named with its tool, never a value; tools left out are not looked at. */
+static void test_check_tools(void **state)
+{
+	struct fx *f = *state;
+	const char *mail_names[] = { "SMTP_PASSWORD" }, *calc_names[] = { "CORDON_TEST_ABSENT" };
+	struct cpol_tool tools[] = { { .id = "mail.send", .env_from = { mail_names, 1 } },
+				     { .id = "calc.solve" },
+				     { .id = "calc.check", .env_from = { calc_names, 1 } } };
+	struct cpol_policy p = { .tools = tools, .ntools = 3 };
+	uint32_t all[] = { 0, 1, 2 }, some[] = { 1, 0 };
+	struct secrets *s = NULL;
+
+	unsetenv("CORDON_TEST_ABSENT");
+	WRITE(f, "SMTP_PASSWORD=" SECRET_A "\n", 0600);
+	assert_int_equal(secrets_load(f->path, &s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(secrets_check_tools(&p, all, 3, s, f->err, sizeof(f->err)), -1);
+	assert_string_equal(f->err, "tool calc.check needs the secret CORDON_TEST_ABSENT, which neither --secrets "
+				    "FILE nor the environment sets");
+	assert_int_equal(secrets_check_tools(&p, some, 2, s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(secrets_check_tools(&p, all, 0, NULL, f->err, sizeof(f->err)), 0);
+	/* Without the file, the first tool's name is the one missing. */
+	assert_int_equal(secrets_check_tools(&p, all, 3, NULL, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "tool mail.send needs the secret SMTP_PASSWORD"));
+	assert_null(strstr(f->err, SECRET_A));
+	/* The environment counts. */
+	setenv("CORDON_TEST_ABSENT", "now-present", 1);
+	assert_int_equal(secrets_check_tools(&p, all, 3, s, f->err, sizeof(f->err)), 0);
+	unsetenv("CORDON_TEST_ABSENT");
+	secrets_free(s);
+}
+
 static void test_env_refusals(void **state)
 {
 	struct fx *f = *state;
@@ -427,6 +459,7 @@ int main(void)
 		T(test_oversized_file_refused),
 		T(test_env_built_in_order),
 		T(test_env_missing_secret),
+		T(test_check_tools),
 		T(test_env_refusals),
 		T(test_scrub_replaces_given_values),
 		T(test_scrub_cut_edges),
