@@ -490,9 +490,7 @@ int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params
 	struct pc_ctx c;
 	struct pc_buf m;
 
-	if (res == NULL)
-		res = &spare;
-	if (!pc_start(&c, p, tool, res))
+	if (!pc_start(&c, p, tool, res != NULL ? res : &spare))
 		return 0;
 	if (!cJSON_IsObject(params)) {
 		pc_fail(&c, 0, PARAMS_NOT_OBJECT, &m);
@@ -501,7 +499,7 @@ int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params
 	}
 	if (!pc_object(&c, 1, c.tool->params, params))
 		return 0;
-	res->verdict = PARAMS_OK;
+	c.res->verdict = PARAMS_OK;
 	return 1;
 }
 
@@ -519,14 +517,10 @@ int params_check_result(const struct cpol_policy *p, uint32_t tool, const cJSON 
 	struct pc_ctx c;
 	struct pc_buf m;
 
-	if (res == NULL)
-		res = &spare;
-	if (!pc_start(&c, p, tool, res))
+	if (!pc_start(&c, p, tool, res != NULL ? res : &spare))
 		return 0;
-	if (c.tool->returns == 0) {
-		res->verdict = PARAMS_OK;
-		return 1;
-	}
+	if (c.tool->returns == 0)
+		return 1; /* pc_start left the verdict PARAMS_OK */
 	spec = policy_tool_returns(p, tool);
 	c.frame[0] = (struct pc_frame){ "result", 0, 0 };
 	if (spec == NULL) {
@@ -536,10 +530,7 @@ int params_check_result(const struct cpol_policy *p, uint32_t tool, const cJSON 
 	}
 	if (result == NULL)
 		return pc_mistyped(&c, 1, spec, result);
-	if (!pc_value(&c, 1, spec, result))
-		return 0;
-	res->verdict = PARAMS_OK;
-	return 1;
+	return pc_value(&c, 1, spec, result);
 }
 
 const char *params_verdict_name(enum params_verdict v)
