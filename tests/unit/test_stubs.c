@@ -174,15 +174,15 @@ static void write_file(const char *dir, const char *name, const char *text, size
 	assert_int_equal(fclose(f), 0);
 }
 
-static void compile_policy(struct cpol_policy *p)
+static void compile_yaml(struct cpol_policy *p, const char *app_text, const char *tools_text)
 {
 	struct src_file app, inv;
 	const struct src_file *invs[1] = { &inv };
 	struct diags d;
 
 	diags_init(&d);
-	assert_int_equal(src_from_mem("app.yaml", app_yaml, strlen(app_yaml), 1 << 20, &app, &d), 0);
-	assert_int_equal(src_from_mem("tools.yaml", tools_yaml, strlen(tools_yaml), 1 << 20, &inv, &d), 0);
+	assert_int_equal(src_from_mem("app.yaml", app_text, strlen(app_text), 1 << 20, &app, &d), 0);
+	assert_int_equal(src_from_mem("tools.yaml", tools_text, strlen(tools_text), 1 << 20, &inv, &d), 0);
 	if (compile_sources(&app, invs, 1, p, &d) != 0) {
 		diags_print(&d, stderr);
 		fail_msg("the test inventory does not compile");
@@ -190,6 +190,11 @@ static void compile_policy(struct cpol_policy *p)
 	diags_free(&d);
 	src_free(&app);
 	src_free(&inv);
+}
+
+static void compile_policy(struct cpol_policy *p)
+{
+	compile_yaml(p, app_yaml, tools_yaml);
 }
 
 /* Run python3 in dir on check.py; its exit status. */
@@ -210,10 +215,28 @@ static int run_python(const char *dir)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void test_hostile_strings(void **state)
+/* The module, a fake cordon_tools and a check script in a fresh folder:
+ * python3 must run the check to its end. */
+static void python_check(const char *mod, size_t len, const char *client, const char *check)
 {
 	char dir[] = "/tmp/test_stubs.XXXXXX";
-	char script[8192], cmd[600];
+	char cmd[600];
+
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "tools.py", mod, len);
+	write_file(dir, "cordon_tools.py", client, strlen(client));
+	write_file(dir, "check.py", check, strlen(check));
+	if (run_python(dir) != 0) {
+		fprintf(stderr, "%s\n", mod);
+		fail_msg("python3 rejected the stubs (module and check in %s)", dir);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_hostile_strings(void **state)
+{
+	char script[8192];
 	struct cpol_policy p;
 	uint32_t all[5] = { 0, 1, 2, 3, 4 };
 	size_t len = 0;
@@ -231,18 +254,9 @@ static void test_hostile_strings(void **state)
 	mod = stubs_python(&p, "a", all, 5, &len);
 	assert_non_null(mod);
 	assert_int_equal(strlen(mod), len);
-	assert_non_null(mkdtemp(dir));
-	write_file(dir, "tools.py", mod, len);
-	write_file(dir, "cordon_tools.py", fake_client_py, strlen(fake_client_py));
 	snprintf(script, sizeof(script), check_py, evil_py);
-	write_file(dir, "check.py", script, strlen(script));
-	if (run_python(dir) != 0) {
-		fprintf(stderr, "%s\n", mod);
-		fail_msg("python3 rejected the stubs (module and check in %s)", dir);
-	}
+	python_check(mod, len, fake_client_py, script);
 	free(mod);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 	policy_free(&p);
 }
 
@@ -326,27 +340,13 @@ static const char ret_fake_client_py[] = "def tool_call(tool, params, message_id
 
 static void test_result_types(void **state)
 {
-	char dir[] = "/tmp/test_stubs.XXXXXX";
-	char cmd[600];
-	struct src_file app, inv;
-	const struct src_file *invs[1] = { &inv };
 	struct cpol_policy p;
-	struct diags d;
 	uint32_t all[3] = { 0, 1, 2 };
 	size_t len = 0;
 	char *mod;
 
 	(void)state;
-	diags_init(&d);
-	assert_int_equal(src_from_mem("app.yaml", ret_app_yaml, strlen(ret_app_yaml), 1 << 20, &app, &d), 0);
-	assert_int_equal(src_from_mem("tools.yaml", ret_tools_yaml, strlen(ret_tools_yaml), 1 << 20, &inv, &d), 0);
-	if (compile_sources(&app, invs, 1, &p, &d) != 0) {
-		diags_print(&d, stderr);
-		fail_msg("the result inventory does not compile");
-	}
-	diags_free(&d);
-	src_free(&app);
-	src_free(&inv);
+	compile_yaml(&p, ret_app_yaml, ret_tools_yaml);
 	mod = stubs_python(&p, "a", all, 3, &len);
 	assert_non_null(mod);
 	assert_non_null(strstr(mod, "def get() -> StrGetResult:"));
@@ -354,17 +354,8 @@ static void test_result_types(void **state)
 	assert_non_null(strstr(mod, "def none() -> Any:"));
 	/* Every TypedDict before the namespace class that shadows str. */
 	assert_true(strstr(mod, "StrGetResult = TypedDict(") < strstr(mod, "class str:"));
-	assert_non_null(mkdtemp(dir));
-	write_file(dir, "tools.py", mod, len);
-	write_file(dir, "cordon_tools.py", ret_fake_client_py, strlen(ret_fake_client_py));
-	write_file(dir, "check.py", ret_check_py, strlen(ret_check_py));
-	if (run_python(dir) != 0) {
-		fprintf(stderr, "%s\n", mod);
-		fail_msg("python3 rejected the result types (module and check in %s)", dir);
-	}
+	python_check(mod, len, ret_fake_client_py, ret_check_py);
 	free(mod);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 	policy_free(&p);
 }
 
