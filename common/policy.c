@@ -125,6 +125,18 @@ uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
 	return CPOL_NONE;
 }
 
+const struct cpol_param *policy_tool_returns(const struct cpol_policy *p, uint32_t t)
+{
+	uint32_t r;
+
+	if (p == NULL || t >= p->ntools)
+		return NULL;
+	r = p->tools[t].returns;
+	if (r == 0 || r - 1 >= p->nparams)
+		return NULL;
+	return &p->params[r - 1];
+}
+
 const struct cpol_agent *policy_find_agent(const struct cpol_policy *p, const char *name)
 {
 	/* A handful of agents a policy: a scan is the simple, sufficient

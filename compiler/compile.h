@@ -33,6 +33,7 @@ struct tool_src {
 	const struct ynode *node;   /* the tool's mapping */
 	const struct ynode *id_node;
 	const struct ynode *params; /* NULL when the tool has none */
+	const struct ynode *returns; /* the result's spec, NULL when none */
 	const struct ynode *constraints; /* sequence of strings, NULL when none (or broken) */
 	size_t order;               /* input position, for stable sorting */
 };

@@ -428,8 +428,22 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 			return -1;
 		emit_put_u64(r + CPOL_TOOL_MEMORY_BYTES, t->memory_bytes);
 		emit_put_u32(r + CPOL_TOOL_PIDS, t->pids);
+		emit_put_u32(r + CPOL_TOOL_RETURNS, t->returns); /* biased: 0 is none */
 	}
 	return 0;
+}
+
+/* The oldest minor that holds this policy (cpol.h): a feature's minor only
+ * when the policy uses it, so a policy without preloads or result schemas
+ * is exactly what a 3.0 writer made. */
+static uint16_t emit_minor(const struct cpol_policy *p)
+{
+	uint16_t minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
+
+	for (uint32_t i = 0; i < p->ntools; i++)
+		if (p->tools[i].returns != 0 && minor < CPOL_MINOR_RETURNS)
+			minor = CPOL_MINOR_RETURNS;
+	return minor;
 }
 
 /* MIN / MAX hold an i64 for integers and IEEE-754 bits for numbers; any
@@ -626,9 +640,7 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 
 	memcpy(blob + CPOL_HDR_MAGIC, CPOL_MAGIC, CPOL_MAGIC_LEN);
 	emit_put_u16(blob + CPOL_HDR_MAJOR, CPOL_VERSION_MAJOR);
-	/* The oldest minor that holds this policy (cpol.h): without preloads
-	 * the blob is exactly what a 3.0 writer made. */
-	minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
+	minor = emit_minor(p);
 	emit_put_u16(blob + CPOL_HDR_MINOR, minor);
 	/* A policy that names no arch targets the only one the format has. */
 	if (p->arch == 0)

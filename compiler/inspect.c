@@ -143,6 +143,11 @@ static cJSON *json_tool(const struct cpol_policy *p, const struct cpol_tool *t)
 	cJSON_AddItemToObject(o, "envFrom", policy_json_strs(&t->env_from));
 	cJSON_AddItemToObject(o, "roles", policy_json_strs(&t->roles));
 	cJSON_AddItemToObject(o, "params", policy_json_params(p, t->params, NULL));
+	if (policy_tool_returns(p, (uint32_t)(t - p->tools)) != NULL)
+		cJSON_AddItemToObject(o, "returns",
+				      policy_json_param(p, policy_tool_returns(p, (uint32_t)(t - p->tools)), NULL));
+	else
+		cJSON_AddNullToObject(o, "returns");
 	cJSON_AddNumberToObject(o, "constraints", constraint_count(p, (uint32_t)(t - p->tools)));
 	cJSON_AddNumberToObject(o, "constraintInstructions", t->constraints.count);
 	return o;
@@ -254,11 +259,13 @@ static void text_strs(FILE *f, const struct cpol_strs *s)
 		fputs("-", f);
 }
 
-static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_param *prm, int indent)
+/* unnamed: what an unnamed spec is called ("items", "returns"). */
+static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_param *prm, const char *unnamed,
+		       int indent)
 {
 	uint32_t i;
 
-	fprintf(f, "%*s%s: %s%s", indent, "", prm->name[0] ? prm->name : "items", policy_type_name(prm->type),
+	fprintf(f, "%*s%s: %s%s", indent, "", prm->name[0] ? prm->name : unnamed, policy_type_name(prm->type),
 		(prm->flags & CPOL_PRM_F_REQUIRED) ? " required" : "");
 	if (prm->flags & CPOL_PRM_F_MIN_LENGTH)
 		fprintf(f, " min_length=%" PRIu64, prm->min_length);
@@ -282,9 +289,9 @@ static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_p
 	}
 	fputc('\n', f);
 	if (prm->type == CPOL_T_ARRAY && prm->items != CPOL_NONE)
-		text_param(f, p, &p->params[prm->items], indent + 2);
+		text_param(f, p, &p->params[prm->items], "items", indent + 2);
 	for (i = 0; prm->type == CPOL_T_OBJECT && i < prm->props.count; i++)
-		text_param(f, p, &p->params[prm->props.first + i], indent + 2);
+		text_param(f, p, &p->params[prm->props.first + i], "items", indent + 2);
 }
 
 void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const uint8_t *buf, size_t len)
@@ -411,7 +418,11 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 			text_strs(f, &t->roles);
 		fprintf(f, "\n    params: %u\n", t->params.count);
 		for (j = 0; j < t->params.count; j++)
-			text_param(f, p, &p->params[t->params.first + j], 6);
+			text_param(f, p, &p->params[t->params.first + j], "items", 6);
+		if (policy_tool_returns(p, i) != NULL)
+			text_param(f, p, policy_tool_returns(p, i), "returns", 4);
+		else
+			fputs("    returns: -\n", f);
 	}
 
 	fprintf(f, "\nagents: %u\n", p->nagents);

@@ -23,7 +23,8 @@ static const char *const inv_keys[] = { "version", "tools", NULL };
 static const char *const tool_keys[] = { "id",        "description", "params",   "constraints",
 					 "side_effect", "replay",    "timeout",  "exec",
 					 "env_from",  "allow",       "max_calls", "max_calls_per_day",
-					 "run_as",    "memory",      "pids",      NULL };
+					 "run_as",    "memory",      "pids",      "returns",
+					 NULL };
 static const char *const run_as_keys[] = { "user", "uid", "gid", NULL };
 /* The scalar forms of run_as, in enum cpol_run_as order. */
 static const char *const run_as_names[] = { "dedicated", "supervisor", NULL };
@@ -166,9 +167,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Fill pv->v[idx] from one parameter spec; children go after idx. */
+/* Why an unnamed spec (an array's items, a tool's result) takes no
+ * 'required': it describes a value that is always there. */
+static const char no_required_items[] = "'required' has no meaning for array items; put it on the array";
+static const char no_required_returns[] =
+	"'required' has no meaning for a result: a tool that answers always gives one";
+
+/* Fill pv->v[idx] from one parameter spec; children go after idx.  A spec
+ * without a name (name "") says in no_required why it takes no 'required'. */
 static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char *path, int depth, const char *name,
-		      struct pvec *pv, uint32_t idx)
+		      const char *no_required, struct pvec *pv, uint32_t idx)
 {
 	char sub[SCHEMA_PATH_MAX];
 	struct cpol_param prm;
@@ -212,10 +220,7 @@ static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char
 	if ((v = ymap_get(spec, "required")) != NULL) {
 		PATH(sub, "%s.required", path);
 		if (name[0] == '\0') {
-			/* An items spec describes every element; "required" would
-			 * say nothing about the array. */
-			schema_error(c, ymap_key(spec, "required"),
-				     "%s: 'required' has no meaning for array items; put it on the array", sub);
+			schema_error(c, ymap_key(spec, "required"), "%s: %s", sub, no_required);
 			rc = -1;
 		} else if (schema_bool(c, v, sub, &req) != 0) {
 			rc = -1;
@@ -334,7 +339,7 @@ static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char
 			return -1;
 		}
 		PATH(sub, "%s.items", path);
-		if (param_fill(c, v, sub, depth + 1, "", pv, prm.items) != 0)
+		if (param_fill(c, v, sub, depth + 1, "", no_required_items, pv, prm.items) != 0)
 			rc = -1;
 		break;
 	case CPOL_T_OBJECT:
@@ -424,7 +429,7 @@ static int params_run(struct schema_ctx *c, const struct ynode *map, const char 
 			rc = -1;
 			goto out;
 		}
-		if (param_fill(c, ord[i].val, sub, depth, name, pv, first + (uint32_t)i) != 0)
+		if (param_fill(c, ord[i].val, sub, depth, name, NULL, pv, first + (uint32_t)i) != 0)
 			rc = -1;
 	}
 out:
@@ -729,6 +734,8 @@ static int tool_load(struct schema_ctx *c, const struct ynode *n, size_t idx, st
 			rc = -1;
 	}
 	ts->params = ymap_get(n, "params");
+	/* Built with the params by inventory_finish(), into the same table. */
+	ts->returns = ymap_get(n, "returns");
 	if ((v = ymap_get(n, "constraints")) != NULL) {
 		PATH(sub, "%s.constraints", path);
 		/* Only the shape here; the expressions are compiled by
@@ -900,6 +907,30 @@ int inventory_load(struct schema_ctx *c, const struct ynode *root, struct invent
 	return rc;
 }
 
+/*
+ * returns: one spec in the params' type language, of any type (an object's
+ * properties become a TypedDict in the stubs, anything else the plain
+ * type).  It is level 1 like a tool's own params, unnamed like an items
+ * spec, and its children follow it in the same table, so the loader's
+ * forest rules hold for it unchanged.
+ */
+static int returns_build(struct schema_ctx *c, struct tool_src *ts, struct pvec *pv)
+{
+	char path[SCHEMA_PATH_MAX];
+	uint32_t idx;
+
+	PATH(path, "tools.%s.returns", ts->tool.id);
+	if (pvec_reserve(pv, 1, &idx) != 0) {
+		schema_error(c, ts->returns, "%s: too many parameters (the limit is %d in all)", path,
+			     COMPILE_MAX_PARAMS);
+		return -1;
+	}
+	if (param_fill(c, ts->returns, path, 1, "", no_required_returns, pv, idx) != 0)
+		return -1;
+	ts->tool.returns = idx + 1;
+	return 0;
+}
+
 static int cmp_tool_src(const void *a, const void *b)
 {
 	const struct tool_src *x = a, *y = b;
@@ -956,6 +987,8 @@ int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_po
 				ts->constraints = NULL;
 			}
 		}
+		if (ts->returns != NULL && returns_build(c, ts, &pv) != 0)
+			rc = -1;
 		if (ts->constraints != NULL && constraints_build(c, ts, pv.v, &ast_arena, &code) != 0)
 			rc = -1;
 		p->tools[p->ntools++] = ts->tool;

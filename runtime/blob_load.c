@@ -647,6 +647,20 @@ static int blob_read_limits(struct blob_loader *L)
 	return 0;
 }
 
+/* A word that a later minor gave a meaning to: in an older blob it is
+ * still reserved, and reading it with the new meaning there would give one
+ * layout two meanings. */
+static int blob_minor_word(struct blob_loader *L, const struct blob_rec *r, size_t at, const char *field,
+			   uint32_t n, uint16_t since, const char *what)
+{
+	if (L->p->minor >= since || n == 0)
+		return 0;
+	return blob_fail(L, r, at, field,
+			 "The blob is format %u.%u, where this word is reserved and must be 0; it holds %u "
+			 "(%s needs format %u.%u).",
+			 L->p->major, L->p->minor, n, what, CPOL_VERSION_MAJOR, since);
+}
+
 /*
  * executor.preload: a count in the record, the names in STRLIST[0, count)
  * (cpol.h).  A 3.0 blob has none: its word was reserved, and reading it as
@@ -662,11 +676,8 @@ static int blob_read_preload(struct blob_loader *L, const struct blob_rec *r, st
 	x->npreload = 0;
 	if (blob_u32(L, r, CPOL_EXE_PRELOAD, "preload", &n) < 0)
 		return -1;
-	if (L->p->minor < CPOL_MINOR_PRELOAD && n != 0)
-		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
-				 "The blob is format %u.%u, where this word is reserved and must be 0; it holds %u "
-				 "(a preload list needs format %u.%u).",
-				 L->p->major, L->p->minor, n, CPOL_VERSION_MAJOR, CPOL_MINOR_PRELOAD);
+	if (blob_minor_word(L, r, CPOL_EXE_PRELOAD, "preload", n, CPOL_MINOR_PRELOAD, "a preload list") < 0)
+		return -1;
 	if (n > CPOL_MAX_PRELOAD)
 		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
 				 "The preload list names %u modules; the format allows at most %u.", n,
@@ -955,6 +966,23 @@ static int blob_read_run_as(struct blob_loader *L, const struct blob_rec *r, str
 	return 0;
 }
 
+/* tools[i].returns: 0, or 1 + a PARAMS index (cpol.h).  Who owns that
+ * param, and that it is an unnamed spec, is blob_check_forest()'s. */
+static int blob_read_returns(struct blob_loader *L, const struct blob_rec *r, struct cpol_tool *t)
+{
+	uint32_t n;
+
+	if (blob_u32(L, r, CPOL_TOOL_RETURNS, "returns", &n) < 0 ||
+	    blob_minor_word(L, r, CPOL_TOOL_RETURNS, "returns", n, CPOL_MINOR_RETURNS, "a result schema") < 0)
+		return -1;
+	if (n != 0 && n - 1 >= L->sec[CPOL_SEC_PARAMS].count)
+		return blob_fail(L, r, CPOL_TOOL_RETURNS, "returns",
+				 "The result's spec is parameter %u, past the %u entries of params.", n - 1,
+				 L->sec[CPOL_SEC_PARAMS].count);
+	t->returns = n;
+	return 0;
+}
+
 static int blob_read_tools(struct blob_loader *L)
 {
 	struct cpol_policy *p = L->p;
@@ -1022,7 +1050,7 @@ static int blob_read_tools(struct blob_loader *L)
 			return blob_fail(L, &r, CPOL_TOOL_PIDS, "pids",
 					 "The tool may have %u processes; the format allows at most %u.", t->pids,
 					 CPOL_TOOL_MAX_PIDS);
-		if (blob_zero32(L, &r, CPOL_TOOL_RESERVED, "reserved") < 0)
+		if (blob_read_returns(L, &r, t) < 0)
 			return -1;
 	}
 	return 0;
@@ -1328,14 +1356,16 @@ static int blob_own_run(struct blob_loader *L, const struct blob_rec *owner, siz
 	return 0;
 }
 
-/* An array owns its items spec, which has no name. */
-static int blob_own_items(struct blob_loader *L, const struct blob_rec *owner, uint32_t k,
-			  uint8_t *owned)
+/* An unnamed spec, owned alone: an array's items (at the owner's field
+ * "items"), or a tool's result (its field "returns").  Neither has a name
+ * nor can be 'required': each describes a value that is always there. */
+static int blob_own_unnamed(struct blob_loader *L, const struct blob_rec *owner, size_t at, const char *field,
+			    const char *what, uint32_t k, uint8_t *owned)
 {
 	struct blob_rec r;
 
 	if (owned[k])
-		return blob_fail(L, owner, CPOL_PRM_ITEMS, "items",
+		return blob_fail(L, owner, at, field,
 				 "Parameter %u already belongs to another tool, object or array.", k);
 	owned[k] = 1;
 	if (L->p->params[k].name[0] == '\0' && !(L->p->params[k].flags & CPOL_PRM_F_REQUIRED))
@@ -1343,10 +1373,9 @@ static int blob_own_items(struct blob_loader *L, const struct blob_rec *owner, u
 	if (blob_rec_at(L, CPOL_SEC_PARAMS, k, &r) < 0)
 		return -1;
 	if (L->p->params[k].name[0] == '\0')
-		return blob_fail(L, &r, CPOL_PRM_FLAGS, "flags",
-				 "An array's items spec cannot be 'required': every element is the element.");
-	return blob_fail(L, &r, CPOL_PRM_NAME, "name",
-			 "An array's items spec has no name, but this one is \"%s\".",
+		return blob_fail(L, &r, CPOL_PRM_FLAGS, "flags", "%s cannot be 'required': it is always there.",
+				 what);
+	return blob_fail(L, &r, CPOL_PRM_NAME, "name", "%s has no name, but this one is \"%s\".", what,
 			 blob_quote(L->p->params[k].name).s);
 }
 
@@ -1369,7 +1398,7 @@ static int blob_set_depth(struct blob_loader *L, const struct blob_rec *owner, u
 
 /*
  * The parameter forest: every param is owned exactly once, by a tool's
- * run, an object's props run or an array's items, and every child comes
+ * run or result spec, an object's props run or an array's items, and every child comes
  * after its parent (checked per param).  With both, following owners always
  * ends at a tool, so walks over the params terminate.
  */
@@ -1399,14 +1428,19 @@ static int blob_check_forest(struct blob_loader *L)
 		if (blob_rec_at(L, CPOL_SEC_TOOLS, t, &r) < 0 ||
 		    blob_own_run(L, &r, CPOL_TOOL_PARAMS, "params", p->tools[t].params, owned,
 				 rank) < 0 ||
-		    blob_set_depth(L, &r, p->tools[t].params.first, p->tools[t].params.count, 0, depth) < 0)
+		    blob_set_depth(L, &r, p->tools[t].params.first, p->tools[t].params.count, 0, depth) < 0 ||
+		    (p->tools[t].returns != 0 &&
+		     (blob_own_unnamed(L, &r, CPOL_TOOL_RETURNS, "returns", "A tool's result spec",
+				       p->tools[t].returns - 1, owned) < 0 ||
+		      blob_set_depth(L, &r, p->tools[t].returns - 1, 1, 0, depth) < 0)))
 			goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct cpol_param *m = &p->params[i];
 
 		if (blob_rec_at(L, CPOL_SEC_PARAMS, i, &r) < 0 ||
 		    blob_own_run(L, &r, CPOL_PRM_PROPS, "props", m->props, owned, rank) < 0 ||
-		    (m->type == CPOL_T_ARRAY && blob_own_items(L, &r, m->items, owned) < 0))
+		    (m->type == CPOL_T_ARRAY &&
+		     blob_own_unnamed(L, &r, CPOL_PRM_ITEMS, "items", "An array's items spec", m->items, owned) < 0))
 			goto out;
 		/* An unowned param has depth 0 here and is refused below. */
 		if (blob_set_depth(L, &r, m->props.first, m->props.count, depth[i], depth) < 0 ||

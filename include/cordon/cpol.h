@@ -1,5 +1,5 @@
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 3.0.
+ * cpol.h - the on-disk policy blob (.cpol), format 3.2.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
@@ -37,12 +37,16 @@
  * every other major: it never guesses at a layout.  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 1
+#define CPOL_VERSION_MINOR 2
 /* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
  * writer stamps a blob with the oldest minor that can hold it, so a policy
  * without preloads is byte for byte a 3.0 blob and older runtimes still
  * take it. */
 #define CPOL_MINOR_PRELOAD 1
+/* 3.2 gave the TOOLS record's reserved word to the tool's result schema
+ * (CPOL_TOOL_RETURNS); a policy whose tools declare no `returns:` keeps the
+ * word 0 and its older minor. */
+#define CPOL_MINOR_RETURNS 2
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -179,7 +183,10 @@ enum cpol_section {
 #define CPOL_TOOL_RUN_USER 88    /* str: CPOL_RUN_AS_USER only (a user name), else empty */
 #define CPOL_TOOL_MEMORY_BYTES 96 /* u64: the tool's cgroup memory limit, > 0 */
 #define CPOL_TOOL_PIDS 104       /* u32: the tool's cgroup pids limit, 1..CPOL_TOOL_MAX_PIDS */
-#define CPOL_TOOL_RESERVED 108   /* u32, zero */
+/* u32: 0 = no result schema; else 1 + the PARAMS index of the result's
+ * spec (unnamed, not required, owned by this tool alone).  Biased by one so
+ * that "none" is the 0 every 3.0 and 3.1 blob already has here. */
+#define CPOL_TOOL_RETURNS 108
 #define CPOL_TOOL_BYTES 112
 
 /* PARAMS record.  Params form a forest: a tool owns a contiguous run of

@@ -130,6 +130,10 @@ struct cpol_tool {
 	struct cpol_strs env_from;
 	struct cpol_strs roles; /* empty: any role the agent grants */
 	struct cpol_range params;      /* top-level params, sorted by name */
+	/* The result's spec: 1 + its index into params, 0 for none.  Biased as
+	 * in the blob, so a zeroed tool has no result schema rather than
+	 * params[0]'s. */
+	uint32_t returns;
 	struct cpol_range constraints; /* run of instructions in constraints[], one
 					* program per constraint, each ending in RET */
 };
@@ -200,6 +204,9 @@ int policy_module_name_ok(const char *s);
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);
+/* Tool t's result spec (its `returns:`), or NULL when it declares none or
+ * the reference lies outside p's params. */
+const struct cpol_param *policy_tool_returns(const struct cpol_policy *p, uint32_t t);
 /* The agent named so, or NULL. */
 const struct cpol_agent *policy_find_agent(const struct cpol_policy *p, const char *name);
 

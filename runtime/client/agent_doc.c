@@ -36,6 +36,7 @@
 #include "runtime/client/constraint_text.h"
 #include "runtime/client/policy_json.h"
 #include "runtime/client/textbuf.h"
+#include "runtime/client/stubs.h"
 #include "runtime/client/tool_doc.h"
 #include "runtime/constraint_eval.h"
 
@@ -209,8 +210,9 @@ static cJSON *agent_doc_tool(const struct cpol_policy *p, uint32_t ti)
 {
 	const struct cpol_tool *t = &p->tools[ti];
 	cJSON *o = cJSON_CreateObject(), *cons;
-	struct textbuf tb;
+	struct textbuf tb, ret;
 	const char *why = NULL;
+	const struct cpol_param *spec = policy_tool_returns(p, ti);
 	uint32_t nc = constraint_count(p, ti);
 	int stub = tool_doc_py_ok(p, t, &why);
 
@@ -220,8 +222,11 @@ static cJSON *agent_doc_tool(const struct cpol_policy *p, uint32_t ti)
 	cJSON_AddStringToObject(o, "description", t->description);
 	textbuf_init(&tb);
 	if (stub) {
+		textbuf_init(&ret);
+		stubs_result_type(NULL, &ret, p, ti);
 		textbuf_printf(&tb, "tools.%s", t->id);
-		tool_doc_py_signature(&tb, p, t);
+		tool_doc_py_signature(&tb, p, t, ret.oom ? NULL : ret.s);
+		textbuf_free(&ret);
 		cJSON_AddStringToObject(o, "stub", tb.oom ? "?" : tb.s);
 	} else {
 		cJSON_AddNullToObject(o, "stub");
@@ -249,6 +254,17 @@ static cJSON *agent_doc_tool(const struct cpol_policy *p, uint32_t ti)
 	tool_doc_params(&tb, p, t->params, 0);
 	cJSON_AddStringToObject(o, "paramsText", tb.oom ? "?" : tb.n ? tb.s : "");
 	textbuf_free(&tb);
+	/* The result's spec, checked by the supervisor on every answer. */
+	if (spec != NULL) {
+		cJSON_AddItemToObject(o, "returns", policy_json_param(p, spec, agent_doc_pytype));
+		textbuf_init(&tb);
+		tool_doc_result(&tb, p, spec, 0);
+		cJSON_AddStringToObject(o, "returnsText", tb.oom ? "?" : tb.s);
+		textbuf_free(&tb);
+	} else {
+		cJSON_AddNullToObject(o, "returns");
+		cJSON_AddNullToObject(o, "returnsText");
+	}
 	cons = cJSON_AddArrayToObject(o, "constraints");
 	for (uint32_t k = 0; k < nc; k++) {
 		char err[256], msg[384];
@@ -698,6 +714,10 @@ static void md_tool(struct textbuf *b, const cJSON *t)
 	}
 	textbuf_puts(b, "Parameters (type, required or optional, limits):\n\n");
 	md_block(b, "text", md_str(t, "paramsText")[0] ? md_str(t, "paramsText") : "none\n");
+	if (md_str(t, "returnsText") != NULL) {
+		textbuf_puts(b, "Returns (checked: an answer that does not fit is `ToolFailed`, naming where):\n\n");
+		md_block(b, "text", md_str(t, "returnsText"));
+	}
 	if (cJSON_GetArraySize(cons) > 0) {
 		textbuf_puts(b, "Constraints (every call must satisfy all of them, else `ToolDenied`):\n\n");
 		cJSON_ArrayForEach(it, cons)

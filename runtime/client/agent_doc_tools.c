@@ -257,6 +257,10 @@ cJSON *agent_doc_tools_json(const struct cpol_policy *p, const char *agent)
 		cJSON_AddStringToObject(o, "id", t->id);
 		cJSON_AddStringToObject(o, "description", text);
 		cJSON_AddItemToObject(o, "parameters", params);
+		/* Not a function-calling field: what the answer will be, in the
+		 * same schema language, for a model that plans with it. */
+		if (policy_tool_returns(p, tools[i]) != NULL)
+			cJSON_AddItemToObject(o, "returns", agent_doc_schema_param(p, policy_tool_returns(p, tools[i])));
 		free(text);
 	}
 	ret = arr;

@@ -129,6 +129,156 @@ static void py_docstring(struct textbuf *b, const char *doc, size_t n, unsigned 
 	textbuf_printf(b, "\n%*s\"\"\"\n", (int)indent, "");
 }
 
+/* ---- result types (returns:) ---------------------------------------------- */
+
+/* The TypedDict names of one tool's result: each base name once, a later
+ * one that would repeat it numbered ("_2"), so a property "a_b" and an
+ * object "a" with a property "b" get two classes. */
+struct stubs_rt {
+	const struct cpol_policy *p;
+	struct textbuf *defs;
+	struct textbuf names; /* "\n" + each name + "\n" */
+};
+
+static void stubs_rt_unique(struct stubs_rt *r, const char *base, struct textbuf *out)
+{
+	struct textbuf key;
+
+	for (unsigned k = 1;; k++) {
+		textbuf_init(&key);
+		textbuf_printf(&key, "\n%s", base);
+		if (k > 1)
+			textbuf_printf(&key, "_%u", k);
+		textbuf_putc(&key, '\n');
+		if (key.oom || r->names.s == NULL || strstr(r->names.s, key.s) == NULL)
+			break;
+		textbuf_free(&key);
+	}
+	if (key.oom) {
+		out->oom = 1;
+	} else {
+		textbuf_put(&r->names, key.s + 1, key.n - 1);
+		textbuf_put(out, key.s + 1, key.n - 2);
+	}
+	textbuf_free(&key);
+}
+
+/* base + "_" + name, with anything that cannot be in an identifier made
+ * '_' (the compiler allows none; a blob from elsewhere might). */
+static void stubs_rt_base(struct textbuf *out, const char *base, const char *name)
+{
+	textbuf_printf(out, "%s_", base);
+	for (const char *c = name; *c != '\0'; c++)
+		textbuf_putc(out, ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))
+					  ? *c
+					  : '_');
+}
+
+static void stubs_rt_type(struct stubs_rt *r, const struct cpol_param *prm, const char *base, unsigned depth,
+			  struct textbuf *ty)
+{
+	const struct cpol_policy *p = r->p;
+	struct textbuf sub, body, name;
+
+	/* The loader bounds nesting; a broken signature in memory is typed
+	 * Any rather than followed. */
+	if (depth > CPOL_MAX_PARAM_DEPTH) {
+		textbuf_puts(ty, "Any");
+		return;
+	}
+	switch (prm->type) {
+	case CPOL_T_ARRAY:
+		if (prm->items >= p->nparams) {
+			textbuf_puts(ty, "list[Any]");
+			return;
+		}
+		textbuf_init(&sub);
+		stubs_rt_base(&sub, base, "item");
+		textbuf_puts(ty, "list[");
+		if (sub.oom)
+			ty->oom = 1;
+		else
+			stubs_rt_type(r, &p->params[prm->items], sub.s, depth + 1, ty);
+		textbuf_putc(ty, ']');
+		textbuf_free(&sub);
+		return;
+	case CPOL_T_OBJECT:
+		if (prm->props.first > p->nparams || prm->props.count > p->nparams - prm->props.first) {
+			textbuf_puts(ty, "dict[str, Any]");
+			return;
+		}
+		break;
+	default:
+		tool_doc_pytype(ty, p, prm);
+		return;
+	}
+	/* An object: its properties' types first (their classes are defined
+	 * before this one), then "Name = TypedDict("Name", {...})".  The
+	 * functional form takes any key and evaluates its types at once, which
+	 * is why every class is defined before the namespace classes that
+	 * could shadow a builtin. */
+	textbuf_init(&body);
+	textbuf_init(&name);
+	stubs_rt_unique(r, base, &name);
+	for (uint32_t i = 0; i < prm->props.count; i++) {
+		const struct cpol_param *c = &p->params[prm->props.first + i];
+
+		textbuf_init(&sub);
+		stubs_rt_base(&sub, base, c->name);
+		textbuf_puts(&body, i ? ", " : "");
+		py_str(&body, c->name);
+		textbuf_puts(&body, (c->flags & CPOL_PRM_F_REQUIRED) ? ": Required[" : ": NotRequired[");
+		if (sub.oom)
+			body.oom = 1;
+		else
+			stubs_rt_type(r, c, sub.s, depth + 1, &body);
+		textbuf_putc(&body, ']');
+		textbuf_free(&sub);
+	}
+	if (body.oom || name.oom) {
+		ty->oom = 1;
+	} else {
+		if (r->defs != NULL)
+			textbuf_printf(r->defs, "%s = TypedDict(\"%s\", {%s})\n", name.s, name.s, body.n ? body.s : "");
+		textbuf_puts(ty, name.s);
+	}
+	textbuf_free(&body);
+	textbuf_free(&name);
+}
+
+void stubs_result_type(struct textbuf *defs, struct textbuf *ty, const struct cpol_policy *p, uint32_t ti)
+{
+	const struct cpol_param *spec = policy_tool_returns(p, ti);
+	struct stubs_rt r = { p, defs, { 0 } };
+	struct textbuf base;
+	const char *id;
+
+	if (spec == NULL) {
+		textbuf_puts(ty, "Any");
+		return;
+	}
+	/* mail.send: MailSend; the parts are lowercase, so their capitals
+	 * mark where each starts and no two tools share a name. */
+	id = p->tools[ti].id;
+	textbuf_init(&base);
+	textbuf_init(&r.names);
+	for (size_t i = 0; id[i] != '\0'; i++) {
+		if (id[i] == '.')
+			continue;
+		textbuf_putc(&base, (i == 0 || id[i - 1] == '.') && id[i] >= 'a' && id[i] <= 'z' ? (char)(id[i] - 32)
+											  : id[i]);
+	}
+	textbuf_puts(&base, "Result");
+	if (base.oom)
+		ty->oom = 1;
+	else
+		stubs_rt_type(&r, spec, base.s, 1, ty);
+	if (r.names.oom)
+		ty->oom = 1;
+	textbuf_free(&base);
+	textbuf_free(&r.names);
+}
+
 static void stubs_duration(struct textbuf *b, uint64_t ms)
 {
 	if (ms % 1000 == 0)
@@ -182,8 +332,14 @@ static void stubs_tool_doc(struct textbuf *d, const struct cpol_policy *p, uint3
 	textbuf_puts(d, "Timeout: ");
 	stubs_duration(d, t->timeout_ms);
 	textbuf_puts(d, ", then ToolTimeout.\n\n");
-	textbuf_puts(d, "Returns the tool's answer (JSON as Python values).\n"
-			"Raises (all from cordon_tools, all ToolError): InvalidParams when a parameter\n"
+	if (policy_tool_returns(p, ti) != NULL) {
+		textbuf_puts(d, "Returns the tool's answer (JSON as Python values), checked by the supervisor:\n");
+		tool_doc_result(d, p, policy_tool_returns(p, ti), 4);
+		textbuf_puts(d, "An answer that does not fit is ToolFailed (its message names where).\n");
+	} else {
+		textbuf_puts(d, "Returns the tool's answer (JSON as Python values).\n");
+	}
+	textbuf_puts(d, "Raises (all from cordon_tools, all ToolError): InvalidParams when a parameter\n"
 			"breaks the rules above, ToolDenied, BudgetExceeded, ToolFailed, ToolTimeout,\n");
 	textbuf_puts(d, (t->flags & CPOL_TOOL_F_REPLAY) ? "InDoubt (an earlier call with this message_id may have run), "
 							 "UnknownTool, ProtocolError.\n"
@@ -195,15 +351,18 @@ static void stubs_tool(struct textbuf *b, const struct cpol_policy *p, uint32_t 
 {
 	const struct cpol_tool *t = &p->tools[ti];
 	const char *action = strchr(t->id, '.') + 1;
-	struct textbuf doc;
+	struct textbuf doc, ret;
 	uint32_t i, nopt = 0;
 
 	textbuf_init(&doc);
+	textbuf_init(&ret);
 	stubs_tool_doc(&doc, p, ti);
-	if (doc.oom)
+	stubs_result_type(NULL, &ret, p, ti);
+	if (doc.oom || ret.oom)
 		b->oom = 1;
 	textbuf_printf(b, "\n    @staticmethod\n    def %s", action);
-	tool_doc_py_signature(b, p, t);
+	tool_doc_py_signature(b, p, t, ret.oom ? NULL : ret.s);
+	textbuf_free(&ret);
 	textbuf_puts(b, ":\n");
 	if (!doc.oom)
 		py_docstring(b, doc.s, doc.n, 8);
@@ -273,6 +432,31 @@ static const char stubs_intro[] =
 	"ends_with(s, \"x\") test a string's start and end.  Reading an optional\n"
 	"parameter that is not given makes the constraint fail.\n";
 
+/* The TypedDicts of the results, before any namespace class: their types
+ * are evaluated when defined, and a class named like a builtin (a
+ * namespace `str`) must not be what they mean. */
+static void stubs_result_defs(struct textbuf *b, const struct cpol_policy *p, const uint32_t *tools, uint32_t n)
+{
+	struct textbuf defs, ty;
+	const char *why;
+
+	textbuf_init(&defs);
+	for (uint32_t i = 0; i < n; i++) {
+		if (tools[i] >= p->ntools || !tool_doc_py_ok(p, &p->tools[tools[i]], &why))
+			continue;
+		textbuf_init(&ty);
+		stubs_result_type(&defs, &ty, p, tools[i]);
+		if (ty.oom)
+			defs.oom = 1;
+		textbuf_free(&ty);
+	}
+	if (defs.oom)
+		b->oom = 1;
+	else if (defs.n > 0)
+		textbuf_printf(b, "\n\nfrom typing import NotRequired, Required, TypedDict\n\n%s", defs.s);
+	textbuf_free(&defs);
+}
+
 /* Module __getattr__ (PEP 562): tools.<name> that is not here says why,
  * instead of Python's bare "module 'tools' has no attribute". */
 static void stubs_missing(struct textbuf *b, const struct cpol_policy *p, const char *agent, const uint32_t *tools,
@@ -341,6 +525,7 @@ char *stubs_python(const struct cpol_policy *p, const char *agent, const uint32_
 		py_docstring(&b, doc.s, doc.n, 0);
 	textbuf_free(&doc);
 	textbuf_printf(&b, "%s", stubs_head);
+	stubs_result_defs(&b, p, tools, n);
 
 	/* Tools are sorted by id, so a namespace's tools follow each other:
 	 * one class each. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cordon/policy.h"
+#include "runtime/client/textbuf.h"
 
 /* The stdlib-only client module, embedded at build time from
  * runtime/client/cordon_tools.py. */
@@ -30,5 +31,15 @@ extern const size_t stubs_client_py_len;
  */
 char *stubs_python(const struct cpol_policy *p, const char *agent, const uint32_t *tools, uint32_t n,
 		   size_t *len);
+
+/*
+ * The Python type of tool ti's result (its `returns:`) into ty: "Any"
+ * without one, str / int / float / bool / list[...] for those types, and
+ * for an object a TypedDict named after the tool (mail.send:
+ * MailSendResult; a nested object: MailSendResult_rows_item), whose
+ * definitions go to defs (children first; NULL: the type only).  Names
+ * depend on the tool alone, so the stub and `cordonc describe` agree.
+ */
+void stubs_result_type(struct textbuf *defs, struct textbuf *ty, const struct cpol_policy *p, uint32_t ti);
 
 #endif

@@ -144,6 +144,14 @@ void tool_doc_params(struct textbuf *b, const struct cpol_policy *p, struct cpol
 	}
 }
 
+void tool_doc_result(struct textbuf *b, const struct cpol_policy *p, const struct cpol_param *spec, unsigned indent)
+{
+	textbuf_printf(b, "%*sresult: ", (int)indent, "");
+	tool_doc_pytype(b, p, spec);
+	if (!tool_doc_rules(b, p, spec, indent))
+		textbuf_putc(b, '\n');
+}
+
 void tool_doc_budget(struct textbuf *b, const struct cpol_tool *t)
 {
 	if (t->max_calls != 0)
@@ -207,7 +215,8 @@ int tool_doc_py_ok(const struct cpol_policy *p, const struct cpol_tool *t, const
 	return 1;
 }
 
-void tool_doc_py_signature(struct textbuf *b, const struct cpol_policy *p, const struct cpol_tool *t)
+void tool_doc_py_signature(struct textbuf *b, const struct cpol_policy *p, const struct cpol_tool *t,
+			   const char *ret)
 {
 	int side = (t->flags & CPOL_TOOL_F_SIDE_EFFECT) != 0;
 
@@ -222,5 +231,5 @@ void tool_doc_py_signature(struct textbuf *b, const struct cpol_policy *p, const
 	}
 	if (side)
 		textbuf_puts(b, ", message_id: str");
-	textbuf_puts(b, ") -> Any");
+	textbuf_printf(b, ") -> %s", ret != NULL ? ret : "Any");
 }

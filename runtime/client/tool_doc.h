@@ -41,9 +41,15 @@ void tool_doc_budget(struct textbuf *b, const struct cpol_tool *t);
 int tool_doc_py_ok(const struct cpol_policy *p, const struct cpol_tool *t, const char **why);
 
 /* The stub's signature, after "def <action>" or "tools.<ns>.<action>":
- * "(*, to: str, priority: str | None = None, message_id: str) -> Any".
+ * "(*, to: str, priority: str | None = None, message_id: str) -> Any",
+ * with ret in place of Any when given (the result's type, stubs.h).
  * Only for a tool tool_doc_py_ok() accepts. */
-void tool_doc_py_signature(struct textbuf *b, const struct cpol_policy *p, const struct cpol_tool *t);
+void tool_doc_py_signature(struct textbuf *b, const struct cpol_policy *p, const struct cpol_tool *t,
+			   const char *ret);
+
+/* A tool's result spec (its `returns:`) in words, as tool_doc_params()
+ * writes one parameter: "result: list[int]; at most 3 items; ...". */
+void tool_doc_result(struct textbuf *b, const struct cpol_policy *p, const struct cpol_param *spec, unsigned indent);
 
 /* The name of the one global a stub's body uses (a parameter may not
  * shadow it). */

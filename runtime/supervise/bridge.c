@@ -1017,6 +1017,27 @@ static void bridge_limit_reason(struct verdict *v, const struct cpol_tool *tool)
 	}
 }
 
+/*
+ * The tool's answer against its `returns:` spec, with the params' checker
+ * (docs/params.md), before the program sees it.  A tool that ran and
+ * answered the wrong shape failed: tool_failed, reason `returns`, the path
+ * and the reason in the message.  As for params, the audit line keeps only
+ * the path and the verdict: the answer's values may be personal data.
+ */
+static void bridge_check_result(const struct bridge *b, const struct cpol_tool *tool, struct verdict *v)
+{
+	struct params_result pr;
+
+	if (params_check_result(b->cfg.pol, (uint32_t)(tool - b->cfg.pol->tools), v->result, &pr))
+		return;
+	cJSON_Delete(v->result);
+	v->result = NULL;
+	verdict_deny(v, "exec", "tool_failed", "returns", "%s answered a result that does not fit its returns: %s: %s",
+		     tool->id, pr.path, pr.msg);
+	snprintf(v->audit, sizeof(v->audit), "%s answered a result that does not fit its returns: %s: %s", tool->id,
+		 pr.path, params_verdict_name(pr.verdict));
+}
+
 /* Runs the tool and fills v from what it did. */
 static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const struct request *rq, struct verdict *v)
 {
@@ -1101,6 +1122,8 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 				v->result = NULL;
 				verdict_deny(v, "exec", "tool_failed", "oversized",
 					     "%s answered more than the bridge can pass on", tool->id);
+			} else {
+				bridge_check_result(b, tool, v);
 			}
 			free(again);
 		}

@@ -465,24 +465,33 @@ static int pc_value(struct pc_ctx *c, unsigned depth, const struct cpol_param *s
 	}
 }
 
+/* Sets c up for tool `tool` of p; 0 (and res filled) when there is no
+ * such tool or its signature lies outside the params table. */
+static int pc_start(struct pc_ctx *c, const struct cpol_policy *p, uint32_t tool, struct params_result *res)
+{
+	struct pc_buf m;
+
+	memset(res, 0, sizeof(*res));
+	c->p = p;
+	c->res = res;
+	c->tool = NULL;
+	if (p == NULL || tool >= p->ntools || !pc_run_ok(p, p->tools[tool].params)) {
+		pc_fail(c, 0, PARAMS_UNKNOWN, &m);
+		pc_printf(&m, "no tool %" PRIu32 " with a usable signature in this policy", tool);
+		return 0;
+	}
+	c->tool = &p->tools[tool];
+	return 1;
+}
+
 int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params, struct params_result *res)
 {
 	struct params_result spare;
 	struct pc_ctx c;
 	struct pc_buf m;
 
-	if (res == NULL)
-		res = &spare;
-	memset(res, 0, sizeof(*res));
-	c.p = p;
-	c.res = res;
-	c.tool = NULL;
-	if (p == NULL || tool >= p->ntools || !pc_run_ok(p, p->tools[tool].params)) {
-		pc_fail(&c, 0, PARAMS_UNKNOWN, &m);
-		pc_printf(&m, "no tool %" PRIu32 " with a usable signature in this policy", tool);
+	if (!pc_start(&c, p, tool, res != NULL ? res : &spare))
 		return 0;
-	}
-	c.tool = &p->tools[tool];
 	if (!cJSON_IsObject(params)) {
 		pc_fail(&c, 0, PARAMS_NOT_OBJECT, &m);
 		pc_printf(&m, "params must be a JSON object, not %s", params == NULL ? "absent" : pc_json_kind(params));
@@ -490,8 +499,38 @@ int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params
 	}
 	if (!pc_object(&c, 1, c.tool->params, params))
 		return 0;
-	res->verdict = PARAMS_OK;
+	c.res->verdict = PARAMS_OK;
 	return 1;
+}
+
+/*
+ * The result spec is a level-1 value like a tool's own params (the loader
+ * gives it depth 1), so the walk starts at depth 1 under a frame named
+ * "result" and has the same depth budget.  A reference the loader would
+ * refuse (outside the params table) refuses the answer rather than pass
+ * it unchecked.
+ */
+int params_check_result(const struct cpol_policy *p, uint32_t tool, const cJSON *result, struct params_result *res)
+{
+	struct params_result spare;
+	const struct cpol_param *spec;
+	struct pc_ctx c;
+	struct pc_buf m;
+
+	if (!pc_start(&c, p, tool, res != NULL ? res : &spare))
+		return 0;
+	if (c.tool->returns == 0)
+		return 1; /* pc_start left the verdict PARAMS_OK */
+	spec = policy_tool_returns(p, tool);
+	c.frame[0] = (struct pc_frame){ "result", 0, 0 };
+	if (spec == NULL) {
+		pc_fail(&c, 1, PARAMS_MISTYPED, &m);
+		pc_printf(&m, "the result spec of %s is broken (outside the params table)", c.tool->id);
+		return 0;
+	}
+	if (result == NULL)
+		return pc_mistyped(&c, 1, spec, result);
+	return pc_value(&c, 1, spec, result);
 }
 
 const char *params_verdict_name(enum params_verdict v)

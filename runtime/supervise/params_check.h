@@ -45,6 +45,13 @@ struct params_result {
  * both are one line of UTF-8. */
 int params_check(const struct cpol_policy *p, uint32_t tool, const cJSON *params, struct params_result *res);
 
+/* A tool's answer against its `returns:` spec (docs/params.md, "Results"),
+ * by the same rules and walk as params.  Returns 1 when the tool declares
+ * no result spec or the answer fits it, 0 with res filled: the path starts
+ * at "result" ("result", "result.rows[1].k", "result[0]").  A tool index
+ * outside p refuses (UNKNOWN).  res may be NULL. */
+int params_check_result(const struct cpol_policy *p, uint32_t tool, const cJSON *result, struct params_result *res);
+
 /* "ok", "not_object", "unknown", "missing", "mistyped", "out_of_range", "too_long", "too_short". */
 const char *params_verdict_name(enum params_verdict v);
 

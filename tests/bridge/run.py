@@ -110,7 +110,7 @@ SELECTED = ["test.echo", "test.admin", "test.budget", "test.daily", "test.counte
             "test.bad_json", "test.fail", "test.daily_counter", "test.run_counter", "test.long_counter", "test.tiny_numbers", "test.tempfail", "test.fail_once",
             "test.whoami", "test.whoami_supervisor",
             "test.escape", "test.escape_hang", "test.escape_long", "test.hog", "test.forker", "test.untrusted",
-            "test.bad_utf8", "test.arm_counter"]
+            "test.bad_utf8", "test.arm_counter", "test.typed", "test.typed_counter"]
 CTX = {"tenant": "acme", "project": "p-7", "user": "ana", "session": "s-1", "roles": ["analyst"],
        "tools": SELECTED, "accounting": {"costCentre": "cc-7", "quota": 3}}
 # the fixed calls of selection and role: every tool selected, role admin held
@@ -357,6 +357,7 @@ BASE_TEXT = '{"v":1,"token":"@TOKEN@","id":"%s","tool":"test.echo","params":{"te
 NOMSG = uniq("nomsg")
 PV_ALLOWED = "pv-" + secrets.token_hex(4)      # param values the audit log must not hold
 PV_REFUSED = "pv-" + secrets.token_hex(4)
+PV_RESULT = "pv-" + secrets.token_hex(4)       # a value of a tool's answer the audit log must not hold
 
 CHECKS = [
     # name, request, (code, check, reason), fixed request or None, run of the fixed one
@@ -598,6 +599,83 @@ def check_client():
     emit(not bad, "client_and_stubs", "; ".join(bad) if bad else
          "cordon_tools.tool_call and tools.test.echo answered; ToolDenied(role), InvalidParams(params) raised "
          "from %s" % r.result.get("modules"))
+
+
+def check_returns():
+    """returns: (issue 14): the tool's answer is checked against its result
+    spec before the program sees it.  One that fits passes unchanged; one
+    that does not is tool_failed (check exec, reason returns) naming the
+    path, with no value of the answer in the audit line; a side-effect
+    tool's refused answer is recorded and replayed as that failure without
+    a second execution; the client raises ToolFailed with the path, and the
+    stub's return type is the TypedDict."""
+    mid = uniq("typed")
+    fits = '{"id":"a","status":"done","rows":[{"k":1},{"k":-2}]}'
+    calls = [req("test.typed", {"json": fits}),
+             req("test.typed", {"json": '{"id":5}'}),
+             req("test.typed", {"json": '{"id":"a","rows":[{"k":1},{"k":"x"}]}'}),
+             req("test.typed", {"json": '{"id":"a","status":"%s"}' % PV_RESULT}),
+             req("test.typed", {"json": '[1]'}),
+             req("test.typed", {"json": '{"rows":[]}'}),
+             req("test.typed_counter", {"json": '{"id":7}'}, messageId=mid),
+             req("test.typed_counter", {"json": '{"id":7}'}, messageId=mid)]
+    r = Run("returns", "calls", {"calls": calls}).wait()
+    got = r.calls()
+    if len(got) != len(calls):
+        emit(False, "returns_checked", describe(r))
+        return
+    audit = Audit(r)
+    a = [c.get("answer") or {} for c in got]
+    lines = [audit.take(x) for x in a]
+    bad = judge(a[0], lines[0], ("ok", "exec"))
+    if a[0].get("result") != json.loads(fits):
+        bad.append("the fitting answer came back as %r" % a[0].get("result"))
+    for i, path, words in ((1, "result.id", "expected type string, got a number"),
+                           (2, "result.rows[1].k", "expected type integer, got a string"),
+                           (3, "result.status", PV_RESULT),
+                           (4, "result", "expected type object, got an array"),
+                           (5, "result.id", "missing")):
+        bad += judge(a[i], lines[i], ("tool_failed", "exec", "returns"))
+        msg = ((a[i].get("error") or {}).get("message") or "")
+        if path + ":" not in msg or words not in msg or "result" in a[i]:
+            bad.append("answer %d: %r" % (i, a[i]))
+        if lines[i] and path + ":" not in (lines[i].get("message") or ""):
+            bad.append("audit line %d: %r" % (i, lines[i].get("message")))
+    if any(PV_RESULT in json.dumps(ln) for ln in r.audit):
+        bad.append("an audit line holds a value of the answer")
+    emit(not bad, "returns_checked", "; ".join(bad) if bad else
+         "an answer that fits passed unchanged; 5 that do not: tool_failed/exec/returns naming result.id, "
+         "result.rows[1].k, result.status, result, result.id (missing); audit lines name the path, not the value")
+    bad = judge(a[6], lines[6], ("tool_failed", "exec", "returns"))
+    bad += judge(a[7], lines[7], ("tool_failed", "replay", "recorded"))
+    if "result.id:" not in ((a[7].get("error") or {}).get("message") or ""):
+        bad.append("the replayed answer: %r" % a[7])
+    if len(counter_lines(mid)) != 1:
+        bad.append("the tool ran %d times" % len(counter_lines(mid)))
+    emit(not bad, "returns_replayed", "; ".join(bad) if bad else
+         "a side-effect tool's answer that does not fit is recorded: the retry gets tool_failed (replay, "
+         "recorded) naming result.id, and the tool ran once")
+
+    calls = [{"tool": "test.typed", "params": {"json": '{"id":5}'}, "via": "stub", "withMessage": True},
+             {"tool": "test.typed", "params": {"json": '{"id":"b"}'}, "via": "stub"}]
+    r = Run("returns-client", "client", {"calls": calls, "returnHints": ["test.typed"]}).wait()
+    got = r.result.get("calls") or []
+    bad = []
+    if r.res.get("status") != "succeeded" or len(got) != 2:
+        bad.append(describe(r) + " result=%s" % json.dumps(r.result)[:300])
+    else:
+        e = got[0].get("error") or {}
+        if (e.get("class"), e.get("code"), e.get("check")) != ("ToolFailed", "tool_failed", "exec") or \
+                "result.id:" not in (e.get("message") or ""):
+            bad.append("stub, no fit: %s" % got[0])
+        if got[1].get("result") != {"id": "b"}:
+            bad.append("stub, fits: %s" % got[1])
+        want = {"name": "TestTypedResult", "required": ["id"], "optional": ["rows", "status"]}
+        if (r.result.get("returnHints") or {}).get("test.typed") != want:
+            bad.append("return type %s, want %s" % (r.result.get("returnHints"), want))
+    emit(not bad, "returns_client", "; ".join(bad) if bad else
+         "the stub raised ToolFailed naming result.id, returned the fitting answer, and is typed "
+         "-> TestTypedResult (TypedDict, id required)")
 
 
 def check_no_agent():
@@ -2032,7 +2110,7 @@ def main():
                   check_stop_no_line, check_dup_keys, check_tool_failure_retryable, check_tool_identity,
                   check_tool_escape, check_tool_limits, check_untrusted_path, check_killed_supervisor_tools,
                   check_audit_write_fails, check_ledger_unrecorded, check_answer_not_utf8, check_thread_refused,
-                  check_rundir_disk_full, check_serve_audit_fails, check_serve_secrets]
+                  check_rundir_disk_full, check_serve_audit_fails, check_serve_secrets, check_returns]
 
         # BRIDGE_ONLY=name,name: only the check functions named so (check_<name>)
         only = [x for x in os.environ.get("BRIDGE_ONLY", "").split(",") if x]

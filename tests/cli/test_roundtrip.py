@@ -187,7 +187,8 @@ def tool_record(buf, tid):
 
 # The daily budget sits at offset 72 of the record, run_as at 76 (0:
 # dedicated), its uid, gid and user name at 80, 84, 88 (zero: unused), the
-# cgroup limits at 96 and 104, the reserved word at 108.
+# cgroup limits at 96 and 104, the result schema at 108 (0: none; format
+# 3.2 gave it the word that was reserved).
 mail_index, mail_rec = tool_record(raw, "mail.send")
 eq("mail.send max_calls_per_day in the record", struct.unpack_from("<II", raw, mail_rec + 72), (50, 0))
 eq("mail.send identity in the record", struct.unpack_from("<IIII", raw, mail_rec + 80), (0, 0, 0, 0))
@@ -217,8 +218,9 @@ def refused(what, patches, field, words):
                      f"want {field} and {words}")
 
 
-refused("nonzero reserved word", [(mail_rec + 108, struct.pack("<I", 1))],
-        f"tools[{mail_index}].reserved", ["must be 0"])
+eq("mail.send result schema in the record", struct.unpack_from("<I", raw, mail_rec + 108), (0,))
+refused("a result schema in a blob older than 3.2", [(mail_rec + 108, struct.pack("<I", 1))],
+        f"tools[{mail_index}].returns", ["reserved", "must be 0", "format 3.2"])
 refused("daily budget over the bound", [(mail_rec + 72, struct.pack("<I", 100_000_001))],
         f"tools[{mail_index}].max_calls_per_day", ["100000001", "100000000"])
 refused("run_as ids with uid 0", [(mail_rec + 76, struct.pack("<III", 3, 0, 1000))],
@@ -229,6 +231,6 @@ lim_off = blobtool.table(raw)["limits"][0]
 refused("no workspace entries", [(lim_off + 92, struct.pack("<I", 0))], "limits.ws_entries", ["positive"])
 # A 2.x blob (80-byte tool records): refused by its version, both named.
 refused("previous major format", [(8, struct.pack("<HH", 2, 0))],
-        "header.major", ["format 2.0", "3.1"])
+        "header.major", ["format 2.0", "3.2"])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
       "patched tool records, limits and a 2.0 header are refused by field")

@@ -72,6 +72,7 @@ static const char tools_yaml[] =
 	"            k: { type: string, required: true, max_length: 8 }\n"
 	"            inner: { type: object, properties: { deep: { type: array, items: { type: number } } } }\n"
 	"      empty: { type: object, properties: {} }\n"
+	"    returns: { type: object, properties: { n: { type: integer, required: true }, w: { type: string } } }\n"
 	"    exec: [/bin/true]\n"
 	"  - id: a_b.c\n"
 	"    description: first\n"
@@ -179,7 +180,8 @@ static void test_tools_shape(void **state)
 	{
 		char want[80];
 
-		assert_int_equal(cJSON_GetArraySize(it), 4);
+		/* shape.all adds its result's schema, "returns" */
+		assert_int_equal(cJSON_GetArraySize(it), strcmp(str(it, "id"), "shape.all") == 0 ? 5 : 4);
 		snprintf(want, sizeof(want), "%s", str(it, "id"));
 		*strchr(want, '.') = '_';
 		assert_string_equal(str(it, "name"), want);
@@ -240,6 +242,13 @@ static void test_tools_shape(void **state)
 	x = get(pr, "empty");
 	assert_int_equal(cJSON_GetArraySize(get(x, "properties")), 0);
 	assert_int_equal(cJSON_GetArraySize(get(x, "required")), 0);
+	/* returns: an object schema, closed, as the bridge checks it. */
+	x = get(t, "returns");
+	assert_string_equal(str(x, "type"), "object");
+	assert_closed(x);
+	assert_string_equal(str(get(get(x, "properties"), "n"), "type"), "integer");
+	assert_int_equal(cJSON_GetArraySize(get(x, "required")), 1);
+	assert_null(cJSON_GetObjectItemCaseSensitive(tool_named(arr, "calc.add"), "returns"));
 
 	cJSON_Delete(arr);
 	policy_free(&p);
@@ -293,6 +302,7 @@ static void test_markdown(void **state)
 	struct cpol_policy p;
 	uint32_t *tools = NULL, n = 0;
 	char err[256], *md, *ref;
+	const char *ret;
 	size_t len = 0;
 	cJSON *d;
 	const cJSON *pre;
@@ -317,6 +327,19 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(md, "- **Python**: 3.11.test, `/usr/bin/python3`"));
 	assert_non_null(strstr(md, "- **Preloaded modules**: `numpy`, `json`: imported before your program starts"));
 	assert_non_null(strstr(md, "## Tools (3)"));
+	/* returns: (issue 14): shape.all has one, the others none. */
+	assert_non_null(strstr(md, ") -> ShapeAllResult\n"));
+	assert_non_null(strstr(md, "tools.calc.add(*, a: float, b: int | None = None) -> Any\n"));
+	ret = strstr(md, "Returns (checked: an answer that does not fit is `ToolFailed`, naming where):");
+	assert_non_null(ret);
+	assert_null(strstr(ret + 1, "Returns (checked"));
+	assert_non_null(strstr(ret, "result: dict[str, Any]; an object with:\n    n: int, required\n    w: str, optional\n"));
+	assert_string_equal(str(get(tool_named(get(d, "tools"), "shape.all"), "returns"), "type"), "object");
+	assert_string_equal(str(get(get(get(tool_named(get(d, "tools"), "shape.all"), "returns"), "properties"), "n"),
+			    "pythonType"),
+			    "int");
+	assert_true(cJSON_IsNull(get(tool_named(get(d, "tools"), "calc.add"), "returns")));
+	assert_true(cJSON_IsNull(get(tool_named(get(d, "tools"), "calc.add"), "returnsText")));
 	free(md);
 	free(ref);
 	cJSON_Delete(d);

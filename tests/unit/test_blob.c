@@ -353,6 +353,7 @@ static void assert_policy_equal(const struct cpol_policy *a, const struct cpol_p
 		assert_string_equal(nz(x->run_user), nz(y->run_user));
 		assert_int_equal(x->memory_bytes, y->memory_bytes);
 		assert_int_equal(x->pids, y->pids);
+		assert_int_equal(x->returns, y->returns);
 		assert_int_equal(x->timeout_ms, y->timeout_ms);
 		assert_strs_equal(&x->exec, &y->exec);
 		assert_strs_equal(&x->env_from, &y->env_from);
@@ -735,7 +736,8 @@ static void test_roundtrip(void **state)
 	assert_memory_equal(p.sha256, q.sha256, 32);
 	assert_memory_equal(blob + CPOL_HDR_SHA256, q.sha256, 32);
 	assert_int_equal(q.major, CPOL_VERSION_MAJOR);
-	assert_int_equal(q.minor, CPOL_VERSION_MINOR);
+	/* The oldest minor that holds it: preloads, no result schema. */
+	assert_int_equal(q.minor, CPOL_MINOR_PRELOAD);
 	assert_int_equal(q.arch, CPOL_ARCH_X86_64);
 	assert_null(check_invariants(&q));
 	assert_int_equal(policy_find_tool(&q, "menu.lookup"), 1);
@@ -1050,11 +1052,13 @@ static void test_tool_daily_budget(void **state)
 	emit_rich(&blob, &len);
 	r = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
 	assert_int_equal(get_le(r + CPOL_TOOL_MAX_CALLS_PER_DAY, 4), 50);
-	assert_int_equal(get_le(r + CPOL_TOOL_RESERVED, 4), 0);
-	put_le(r + CPOL_TOOL_RESERVED, 4, 1);
+	/* The word after the budget is 3.2's result schema: reserved in this
+	 * 3.1 blob. */
+	assert_int_equal(get_le(r + CPOL_TOOL_RETURNS, 4), 0);
+	put_le(r + CPOL_TOOL_RETURNS, 4, 1);
 	rehash(blob);
-	expect_field_msg(blob, len, "tools[0].reserved", "reserved", "must be 0");
-	put_le(r + CPOL_TOOL_RESERVED, 4, 0);
+	expect_field_msg(blob, len, "tools[0].returns", "format 3.1", "reserved");
+	put_le(r + CPOL_TOOL_RETURNS, 4, 0);
 	put_le(r + CPOL_TOOL_MAX_CALLS_PER_DAY, 4, CPOL_TOOL_MAX_PER_DAY + 1);
 	rehash(blob);
 	expect_field_msg(blob, len, "tools[0].max_calls_per_day", "100000001", "at most 100000000");
@@ -1175,9 +1179,98 @@ static void test_tool_cgroup_limits(void **state)
 	rehash(blob);
 	expect_field_msg(blob, len, "tools[0].pids", "65537", "at most 65536");
 	put_le(r + CPOL_TOOL_PIDS, 4, 8);
-	put_le(r + CPOL_TOOL_RESERVED, 4, 1);
+	put_le(r + CPOL_TOOL_RETURNS, 4, 1);
 	rehash(blob);
-	expect_field_msg(blob, len, "tools[0].reserved", "reserved", "must be 0");
+	expect_field_msg(blob, len, "tools[0].returns", "reserved", "must be 0");
+	free(blob);
+}
+
+/* The rich policy with a result schema on menu.lookup: an object (param
+ * P_COUNT, unnamed) with one required string property (P_COUNT + 1). */
+static void build_returns(struct cpol_policy *p)
+{
+	struct cpol_param *m, *v;
+
+	build_rich(p);
+	v = arena_calloc(&p->arena, P_COUNT + 2, sizeof(*v));
+	assert_non_null(v);
+	memcpy(v, p->params, P_COUNT * sizeof(*v));
+	p->params = v;
+	p->nparams = P_COUNT + 2;
+	m = mk_param(p, P_COUNT, "", CPOL_T_OBJECT, 0);
+	m->props = (struct cpol_range){ P_COUNT + 1, 1 };
+	mk_param(p, P_COUNT + 1, "id", CPOL_T_STRING, CPOL_PRM_F_REQUIRED);
+	p->tools[1].returns = P_COUNT + 1; /* biased: 1 + the index */
+}
+
+static void test_tool_returns(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *r0, *r1, *r2, *pr;
+	size_t len;
+
+	(void)state;
+	build_returns(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(p.minor, CPOL_MINOR_RETURNS);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_RETURNS);
+	r0 = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
+	r1 = rec(blob, CPOL_SEC_TOOLS, 1, CPOL_TOOL_BYTES);
+	r2 = rec(blob, CPOL_SEC_TOOLS, 2, CPOL_TOOL_BYTES);
+	pr = rec(blob, CPOL_SEC_PARAMS, P_COUNT, CPOL_PARAM_BYTES);
+	assert_int_equal(get_le(r0 + CPOL_TOOL_RETURNS, 4), 0);
+	assert_int_equal(get_le(r1 + CPOL_TOOL_RETURNS, 4), P_COUNT + 1);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.tools[0].returns, 0);
+	assert_null(policy_tool_returns(&q, 0));
+	assert_int_equal(q.tools[1].returns, P_COUNT + 1);
+	assert_non_null(policy_tool_returns(&q, 1));
+	assert_int_equal(policy_tool_returns(&q, 1)->type, CPOL_T_OBJECT);
+	assert_string_equal(q.params[policy_tool_returns(&q, 1)->props.first].name, "id");
+	assert_policy_equal(&p, &q);
+	policy_free(&q);
+	policy_free(&p);
+
+	/* Past the params table. */
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, P_COUNT + 3);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[1].returns", "past", "params");
+	/* A param another tool's run owns (mail.send's body). */
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, P_BODY + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[1].returns", "already belongs", "");
+	/* Two tools sharing one result spec. */
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, P_COUNT + 1);
+	put_le(r2 + CPOL_TOOL_RETURNS, 4, P_COUNT + 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[2].returns", "already belongs", "");
+	put_le(r2 + CPOL_TOOL_RETURNS, 4, 0);
+	/* The spec a named param (an object's property): refused for its
+	 * name before the object claims it too. */
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, P_COUNT + 2);
+	rehash(blob);
+	expect_field_msg(blob, len, "params[13].name", "result spec has no name", "\"id\"");
+	/* Nobody's: the spec is left unowned. */
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "params[12]", "No tool", "");
+	put_le(r1 + CPOL_TOOL_RETURNS, 4, P_COUNT + 1);
+	/* Unnamed and not required. */
+	put_le(pr + CPOL_PRM_FLAGS, 4, CPOL_PRM_F_REQUIRED);
+	rehash(blob);
+	expect_field_msg(blob, len, "params[12].flags", "result spec", "required");
+	put_le(pr + CPOL_PRM_FLAGS, 4, 0);
+	/* In a 3.1 blob the word is reserved. */
+	put_le(blob + CPOL_HDR_MINOR, 2, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "tools[1].returns", "format 3.1", "a result schema needs format 3.2");
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_RETURNS);
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("restored blob does not load: %s: %s", err.field, err.msg);
+	policy_free(&q);
 	free(blob);
 }
 
@@ -1821,6 +1914,7 @@ int main(void)
 		cmocka_unit_test(test_unsorted_tools),
 		cmocka_unit_test(test_older_major_refused),
 		cmocka_unit_test(test_tool_daily_budget),
+		cmocka_unit_test(test_tool_returns),
 		cmocka_unit_test(test_tool_identity),
 		cmocka_unit_test(test_tool_user_name),
 		cmocka_unit_test(test_tool_cgroup_limits),

@@ -13,6 +13,10 @@
  *     a path longer than 256 bytes is cut with "...";
  *   - a broken in-memory signature (a spec cycle, an index out of range)
  *     is refused, not followed;
+ *   - results against a tool's `returns:` (params_check_result): an
+ *     object, an array and a plain string result, each verdict with its
+ *     path under "result"; a tool without returns passes anything; a
+ *     reference outside the table is refused;
  *   - random mutations of a good call (fixed seed): no crash, and OK
  *     exactly when an independent oracle written for this signature says
  *     so.
@@ -46,7 +50,7 @@ static const char app_yaml[] = "version: 1\n"
 			       "  executor:\n"
 			       "    env: { LANG: C.UTF-8 }\n"
 			       "agents:\n"
-			       "  a: { tools: [t.all, t.deep, t.none] }\n";
+			       "  a: { tools: [t.all, t.deep, t.none, t.ret, t.ret_list, t.ret_word] }\n";
 
 /* Every type and bound.  The oracle below restates it by hand. */
 static const char tools_head[] =
@@ -80,7 +84,24 @@ static const char tools_head[] =
 	"          inner: { type: object, properties: { deep: { type: boolean } } }\n"
 	"  - id: t.none\n"
 	"    description: no parameters\n"
-	"    exec: [/bin/true]\n";
+	"    exec: [/bin/true]\n"
+	"  - id: t.ret\n"
+	"    description: an object result\n"
+	"    exec: [/bin/true]\n"
+	"    returns:\n"
+	"      type: object\n"
+	"      properties:\n"
+	"        id: { type: string, min_length: 1, required: true }\n"
+	"        total: { type: number, min: 0 }\n"
+	"        rows: { type: array, items: { type: object, properties: { k: { type: integer, required: true } } } }\n"
+	"  - id: t.ret_list\n"
+	"    description: an array result\n"
+	"    exec: [/bin/true]\n"
+	"    returns: { type: array, max_items: 3, items: { type: integer, min: 0 } }\n"
+	"  - id: t.ret_word\n"
+	"    description: a string result\n"
+	"    exec: [/bin/true]\n"
+	"    returns: { type: string, enum: [up, down] }\n";
 
 /* Five levels of 60-byte names: a path of 304 bytes, over the 256 the
  * result holds. */
@@ -89,7 +110,7 @@ static const char tools_head[] =
 
 struct fixture {
 	struct cpol_policy q; /* as loaded from the blob */
-	uint32_t all, deep, none;
+	uint32_t all, deep, none, ret, ret_list, ret_word;
 };
 
 static void deep_name(char *out, int level)
@@ -148,6 +169,12 @@ static int setup(void **state)
 	fx->all = policy_find_tool(&fx->q, "t.all");
 	fx->deep = policy_find_tool(&fx->q, "t.deep");
 	fx->none = policy_find_tool(&fx->q, "t.none");
+	fx->ret = policy_find_tool(&fx->q, "t.ret");
+	fx->ret_list = policy_find_tool(&fx->q, "t.ret_list");
+	fx->ret_word = policy_find_tool(&fx->q, "t.ret_word");
+	assert_int_not_equal(fx->ret, CPOL_NONE);
+	assert_int_not_equal(fx->ret_list, CPOL_NONE);
+	assert_int_not_equal(fx->ret_word, CPOL_NONE);
 	assert_int_not_equal(fx->all, CPOL_NONE);
 	assert_int_not_equal(fx->deep, CPOL_NONE);
 	assert_int_not_equal(fx->none, CPOL_NONE);
@@ -575,6 +602,117 @@ static void test_broken_signature(void **state)
 	policy_free(&p);
 }
 
+/* ---- results (returns:) -------------------------------------------------- */
+
+/* A tool's answer as JSON text against its returns; path NULL: any. */
+static void expect_result(const struct fixture *fx, uint32_t tool, const char *text, enum params_verdict want,
+			  const char *path, struct params_result *r)
+{
+	struct params_result mine;
+	cJSON *j = cJSON_Parse(text);
+	int ok;
+
+	if (j == NULL)
+		fail_msg("test JSON does not parse: %s", text);
+	if (r == NULL)
+		r = &mine;
+	ok = params_check_result(&fx->q, tool, j, r);
+	check_clean(r->path, sizeof(r->path));
+	check_clean(r->msg, sizeof(r->msg));
+	if (r->verdict != want || ok != (want == PARAMS_OK) || (path != NULL && strcmp(r->path, path) != 0))
+		fail_msg("result %s: got %s at \"%s\" (%s), want %s at \"%s\"", text,
+			 params_verdict_name(r->verdict), r->path, r->msg, params_verdict_name(want),
+			 path != NULL ? path : "");
+	if (want != PARAMS_OK && r->msg[0] == '\0')
+		fail_msg("result %s: no message", text);
+	cJSON_Delete(j);
+}
+
+static void test_result_object(void **state)
+{
+	const struct fixture *fx = *state;
+	struct params_result r;
+
+	expect_result(fx, fx->ret, "{\"id\":\"a\"}", PARAMS_OK, "", NULL);
+	expect_result(fx, fx->ret, "{\"id\":\"a\",\"total\":2.5,\"rows\":[{\"k\":1},{\"k\":-4}]}", PARAMS_OK, "",
+		      NULL);
+	/* The result itself: its path is "result". */
+	expect_result(fx, fx->ret, "[]", PARAMS_MISTYPED, "result", &r);
+	assert_non_null(strstr(r.msg, "expected type object, got an array"));
+	expect_result(fx, fx->ret, "null", PARAMS_MISTYPED, "result", NULL);
+	expect_result(fx, fx->ret, "{\"id\":7}", PARAMS_MISTYPED, "result.id", NULL);
+	expect_result(fx, fx->ret, "{\"id\":\"\"}", PARAMS_TOO_SHORT, "result.id", NULL);
+	expect_result(fx, fx->ret, "{\"id\":\"a\",\"total\":-1}", PARAMS_OUT_OF_RANGE, "result.total", NULL);
+	expect_result(fx, fx->ret, "{\"total\":1}", PARAMS_MISSING, "result.id", &r);
+	assert_non_null(strstr(r.msg, "required property"));
+	expect_result(fx, fx->ret, "{\"id\":\"a\",\"extra\":1}", PARAMS_UNKNOWN, "result.extra", &r);
+	assert_non_null(strstr(r.msg, "not a property"));
+	expect_result(fx, fx->ret, "{\"id\":\"a\",\"rows\":[{\"k\":1},{\"k\":\"2\"}]}", PARAMS_MISTYPED,
+		      "result.rows[1].k", NULL);
+	expect_result(fx, fx->ret, "{\"id\":\"a\",\"rows\":[{}]}", PARAMS_MISSING, "result.rows[0].k", NULL);
+	/* Document order, as for params: the first violation met wins. */
+	expect_result(fx, fx->ret, "{\"total\":-1,\"id\":7}", PARAMS_OUT_OF_RANGE, "result.total", NULL);
+}
+
+static void test_result_plain(void **state)
+{
+	const struct fixture *fx = *state;
+
+	expect_result(fx, fx->ret_list, "[]", PARAMS_OK, "", NULL);
+	expect_result(fx, fx->ret_list, "[0,1,2]", PARAMS_OK, "", NULL);
+	expect_result(fx, fx->ret_list, "[0,1,2,3]", PARAMS_TOO_LONG, "result", NULL);
+	expect_result(fx, fx->ret_list, "[0,-1]", PARAMS_OUT_OF_RANGE, "result[1]", NULL);
+	expect_result(fx, fx->ret_list, "[0.5]", PARAMS_MISTYPED, "result[0]", NULL);
+	expect_result(fx, fx->ret_list, "{}", PARAMS_MISTYPED, "result", NULL);
+	expect_result(fx, fx->ret_word, "\"up\"", PARAMS_OK, "", NULL);
+	expect_result(fx, fx->ret_word, "\"sideways\"", PARAMS_OUT_OF_RANGE, "result", NULL);
+	expect_result(fx, fx->ret_word, "true", PARAMS_MISTYPED, "result", NULL);
+}
+
+static void test_result_none(void **state)
+{
+	const struct fixture *fx = *state;
+	struct params_result r;
+
+	/* No returns: any answer passes, as before there were schemas. */
+	expect_result(fx, fx->all, "{\"whatever\":[1,\"x\"]}", PARAMS_OK, "", NULL);
+	expect_result(fx, fx->none, "3", PARAMS_OK, "", NULL);
+	assert_int_equal(fx->q.tools[fx->all].returns, 0);
+	assert_int_not_equal(fx->q.tools[fx->ret].returns, 0);
+	/* No such tool: refused, not passed. */
+	assert_int_equal(params_check_result(&fx->q, fx->q.ntools, NULL, &r), 0);
+	assert_int_equal(r.verdict, PARAMS_UNKNOWN);
+}
+
+static void test_result_broken(void **state)
+{
+	struct cpol_policy p;
+	struct params_result r;
+	cJSON *j = cJSON_CreateObject();
+
+	(void)state;
+	policy_init(&p);
+	p.nparams = 1;
+	p.params = arena_calloc(&p.arena, 1, sizeof(*p.params));
+	p.ntools = 1;
+	p.tools = arena_calloc(&p.arena, 1, sizeof(*p.tools));
+	assert_non_null(p.params);
+	assert_non_null(p.tools);
+	assert_non_null(j);
+	p.tools[0].id = "t.bad";
+	p.params[0] = (struct cpol_param){ .name = "", .type = CPOL_T_OBJECT, .items = CPOL_NONE };
+	/* One past the table: refused, never read. */
+	p.tools[0].returns = 2;
+	assert_int_equal(params_check_result(&p, 0, j, &r), 0);
+	assert_int_equal(r.verdict, PARAMS_MISTYPED);
+	assert_non_null(strstr(r.msg, "broken"));
+	/* In the table: an empty object fits an object without properties. */
+	p.tools[0].returns = 1;
+	assert_int_equal(params_check_result(&p, 0, j, &r), 1);
+	cJSON_Delete(j);
+	policy_free(&p);
+}
+
 static void test_verdict_names(void **state)
 {
 	static const char *const want[] = { "ok",	"not_object",	"unknown",  "missing",
@@ -928,6 +1066,10 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_long_path),
 		cmocka_unit_test(test_broken_signature),
+		cmocka_unit_test(test_result_object),
+		cmocka_unit_test(test_result_plain),
+		cmocka_unit_test(test_result_none),
+		cmocka_unit_test(test_result_broken),
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_random),
 	};

@@ -15,6 +15,12 @@
  * nothing was executed at import, and a tool that cannot be a stub is
  * named in the module's docstring instead.
  *
+ * Result types (`returns:`): a second policy, in a namespace named like a
+ * builtin (`str`), whose stubs python3 must import and type: an object
+ * result is a TypedDict with the right required keys, nested objects are
+ * TypedDicts of their own (two paths that would give one name get two
+ * classes), other types are the plain type, no returns is Any.
+ *
  * Needs python3 (a Debian 12 dependency of the project).
  */
 #include <setjmp.h>
@@ -168,15 +174,15 @@ static void write_file(const char *dir, const char *name, const char *text, size
 	assert_int_equal(fclose(f), 0);
 }
 
-static void compile_policy(struct cpol_policy *p)
+static void compile_yaml(struct cpol_policy *p, const char *app_text, const char *tools_text)
 {
 	struct src_file app, inv;
 	const struct src_file *invs[1] = { &inv };
 	struct diags d;
 
 	diags_init(&d);
-	assert_int_equal(src_from_mem("app.yaml", app_yaml, strlen(app_yaml), 1 << 20, &app, &d), 0);
-	assert_int_equal(src_from_mem("tools.yaml", tools_yaml, strlen(tools_yaml), 1 << 20, &inv, &d), 0);
+	assert_int_equal(src_from_mem("app.yaml", app_text, strlen(app_text), 1 << 20, &app, &d), 0);
+	assert_int_equal(src_from_mem("tools.yaml", tools_text, strlen(tools_text), 1 << 20, &inv, &d), 0);
 	if (compile_sources(&app, invs, 1, p, &d) != 0) {
 		diags_print(&d, stderr);
 		fail_msg("the test inventory does not compile");
@@ -184,6 +190,11 @@ static void compile_policy(struct cpol_policy *p)
 	diags_free(&d);
 	src_free(&app);
 	src_free(&inv);
+}
+
+static void compile_policy(struct cpol_policy *p)
+{
+	compile_yaml(p, app_yaml, tools_yaml);
 }
 
 /* Run python3 in dir on check.py; its exit status. */
@@ -204,10 +215,28 @@ static int run_python(const char *dir)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void test_hostile_strings(void **state)
+/* The module, a fake cordon_tools and a check script in a fresh folder:
+ * python3 must run the check to its end. */
+static void python_check(const char *mod, size_t len, const char *client, const char *check)
 {
 	char dir[] = "/tmp/test_stubs.XXXXXX";
-	char script[8192], cmd[600];
+	char cmd[600];
+
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "tools.py", mod, len);
+	write_file(dir, "cordon_tools.py", client, strlen(client));
+	write_file(dir, "check.py", check, strlen(check));
+	if (run_python(dir) != 0) {
+		fprintf(stderr, "%s\n", mod);
+		fail_msg("python3 rejected the stubs (module and check in %s)", dir);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_hostile_strings(void **state)
+{
+	char script[8192];
 	struct cpol_policy p;
 	uint32_t all[5] = { 0, 1, 2, 3, 4 };
 	size_t len = 0;
@@ -225,18 +254,9 @@ static void test_hostile_strings(void **state)
 	mod = stubs_python(&p, "a", all, 5, &len);
 	assert_non_null(mod);
 	assert_int_equal(strlen(mod), len);
-	assert_non_null(mkdtemp(dir));
-	write_file(dir, "tools.py", mod, len);
-	write_file(dir, "cordon_tools.py", fake_client_py, strlen(fake_client_py));
 	snprintf(script, sizeof(script), check_py, evil_py);
-	write_file(dir, "check.py", script, strlen(script));
-	if (run_python(dir) != 0) {
-		fprintf(stderr, "%s\n", mod);
-		fail_msg("python3 rejected the stubs (module and check in %s)", dir);
-	}
+	python_check(mod, len, fake_client_py, script);
 	free(mod);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 	policy_free(&p);
 }
 
@@ -269,11 +289,82 @@ static void test_no_tools(void **state)
 	policy_free(&p);
 }
 
+static const char ret_app_yaml[] = "version: 1\n"
+				   "app: ret\n"
+				   "execution: { runtime: { timeout: 5s } }\n"
+				   "agents: { a: { tools: [str.get, str.list, str.none] } }\n";
+
+static const char ret_tools_yaml[] =
+	"version: 1\n"
+	"tools:\n"
+	"  - id: str.get\n"
+	"    description: An object result.\n"
+	"    exec: [/bin/true]\n"
+	"    returns:\n"
+	"      type: object\n"
+	"      properties:\n"
+	"        id: { type: string, required: true }\n"
+	"        rows: { type: array, items: { type: object, properties: { k: { type: integer, required: true } } } }\n"
+	"        a: { type: object, properties: { b: { type: object, properties: { x: { type: integer } } } } }\n"
+	"        a_b: { type: object, required: true, properties: { y: { type: string } } }\n"
+	"  - id: str.list\n"
+	"    description: A list result.\n"
+	"    exec: [/bin/true]\n"
+	"    returns: { type: array, items: { type: integer } }\n"
+	"  - id: str.none\n"
+	"    description: No result spec.\n"
+	"    exec: [/bin/true]\n";
+
+static const char ret_check_py[] =
+	"import typing\n"
+	"import tools\n"
+	"H = typing.get_type_hints\n"
+	"R = H(tools.str.get)['return']\n"
+	"assert R is tools.StrGetResult, R\n"
+	"assert R.__required_keys__ == {'id', 'a_b'}, R.__required_keys__\n"
+	"assert R.__optional_keys__ == {'rows', 'a'}, R.__optional_keys__\n"
+	"h = H(R)\n"
+	"assert h['id'] is str and h['rows'] == list[tools.StrGetResult_rows_item], h\n"
+	"assert H(tools.StrGetResult_rows_item) == {'k': int}\n"
+	"assert h['a'] is tools.StrGetResult_a and h['a_b'] is tools.StrGetResult_a_b_2, h\n"
+	"assert H(tools.StrGetResult_a) == {'b': tools.StrGetResult_a_b}\n"
+	"assert H(tools.StrGetResult_a_b) == {'x': int} and H(tools.StrGetResult_a_b_2) == {'y': str}\n"
+	"assert H(tools.str.list)['return'] == list[int]\n"
+	"assert H(tools.str.none)['return'] is typing.Any\n"
+	"assert 'result: dict[str, Any]; an object with:' in tools.str.get.__doc__\n"
+	"assert tools.str.get() == {'id': 'x'}\n"
+	"print('result types ok')\n";
+
+static const char ret_fake_client_py[] = "def tool_call(tool, params, message_id=None, timeout=None):\n"
+					 "    return {'id': 'x'}\n";
+
+static void test_result_types(void **state)
+{
+	struct cpol_policy p;
+	uint32_t all[3] = { 0, 1, 2 };
+	size_t len = 0;
+	char *mod;
+
+	(void)state;
+	compile_yaml(&p, ret_app_yaml, ret_tools_yaml);
+	mod = stubs_python(&p, "a", all, 3, &len);
+	assert_non_null(mod);
+	assert_non_null(strstr(mod, "def get() -> StrGetResult:"));
+	assert_non_null(strstr(mod, "def list() -> list[int]:"));
+	assert_non_null(strstr(mod, "def none() -> Any:"));
+	/* Every TypedDict before the namespace class that shadows str. */
+	assert_true(strstr(mod, "StrGetResult = TypedDict(") < strstr(mod, "class str:"));
+	python_check(mod, len, ret_fake_client_py, ret_check_py);
+	free(mod);
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_no_tools),
+		cmocka_unit_test(test_result_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
