@@ -287,7 +287,9 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 {
 	uint8_t *r;
 
-	if (emit_records(c, CPOL_SEC_LIMITS, 1, CPOL_LIMITS_BYTES, &r) < 0)
+	/* The CPU quota's 8 bytes exist only in a blob that sets one
+	 * (CPOL_MINOR_CPU), so a policy without it keeps its 3.0 bytes. */
+	if (emit_records(c, CPOL_SEC_LIMITS, 1, l->cpu_milli ? CPOL_LIMITS_CPU_BYTES : CPOL_LIMITS_BYTES, &r) < 0)
 		return -1;
 	emit_put_u64(r + CPOL_LIM_TIMEOUT_MS, l->timeout_ms);
 	emit_put_u64(r + CPOL_LIM_MAX_FILE_BYTES, l->max_file_bytes);
@@ -303,6 +305,8 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 	emit_put_u32(r + CPOL_LIM_OPEN_FILES, l->open_files);
 	emit_put_u32(r + CPOL_LIM_MODE, l->mode);
 	emit_put_u32(r + CPOL_LIM_WS_ENTRIES, l->ws_entries);
+	if (l->cpu_milli)
+		emit_put_u32(r + CPOL_LIM_CPU_MILLI, l->cpu_milli);
 	return 0;
 }
 
@@ -627,8 +631,8 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	memcpy(blob + CPOL_HDR_MAGIC, CPOL_MAGIC, CPOL_MAGIC_LEN);
 	emit_put_u16(blob + CPOL_HDR_MAJOR, CPOL_VERSION_MAJOR);
 	/* The oldest minor that holds this policy (cpol.h): without preloads
-	 * the blob is exactly what a 3.0 writer made. */
-	minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
+	 * or a CPU quota the blob is exactly what a 3.0 writer made. */
+	minor = p->limits.cpu_milli > 0 ? CPOL_MINOR_CPU : p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
 	emit_put_u16(blob + CPOL_HDR_MINOR, minor);
 	/* A policy that names no arch targets the only one the format has. */
 	if (p->arch == 0)
