@@ -990,7 +990,8 @@ static int cg_open_each(const char *const dirs[CG_PROCS_FDS], const char *file, 
 {
 	int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (plain ? O_CREAT | O_APPEND : 0);
 
-	fds[0] = fds[1] = -1;
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		fds[i] = -1;
 	for (int i = 0; i < CG_PROCS_FDS; i++) {
 		char path[PATH_MAX];
 
