@@ -1,13 +1,15 @@
 /*
  * cgroup.h - the launcher's cgroups: one per execution, holding its whole
- * process tree under a memory limit and a pids limit (DESIGN.md §4,
- * "Limits that the kernel offers in several ways"; docs/cgroups.md).
+ * process tree under a memory limit, a pids limit and, when the policy sets
+ * one, a CPU quota (DESIGN.md §4, "Limits that the kernel offers in several
+ * ways"; docs/cgroups.md).
  *
- * Memory and pids are decided apart, each with the best mechanism this
- * caller has: cgroup v2 where the controller is delegated to us, else the
- * controller's cgroup v1 hierarchy where we may write to it, else none (the
- * caller then falls back to RLIMIT_AS / RLIMIT_NPROC).  The kind chosen for
- * each is what the result's "enforcement" object reports.
+ * Memory, pids and the CPU quota are decided apart, each with the best
+ * mechanism this caller has: cgroup v2 where the controller is delegated to
+ * us, else the controller's cgroup v1 hierarchy where we may write to it,
+ * else none (the caller then falls back to RLIMIT_AS / RLIMIT_NPROC; a CPU
+ * quota has no fallback and the caller refuses the run).  The kind chosen
+ * for each is what the result's "enforcement" object reports.
  *
  * Sequence: cgroup_detect() reads where the hierarchies are and which
  * cgroup we are in (it writes nothing); cgroup_create() makes the
@@ -124,6 +126,9 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
  * memory.swap.max = 0, memory.oom.group = 1, pids.max.  v1: a child of our
  * cgroup in each hierarchy; memory.limit_in_bytes and, where swap is
  * accounted, memory.memsw.limit_in_bytes to the same value, pids.max.
+ * CPU quota (cpu_quota_us non-zero): v2 cpu.max in the same v2 cgroup
+ * (cpu enabled with the others), else v1 cpu.cfs_period_us, then
+ * cpu.cfs_quota_us, in the hierarchy bound to cpu.
  *
  * Never fails because cgroups are missing or not ours: that kind is
  * CG_NONE and cg->note says why.  Fails (-1, err filled, nothing left
