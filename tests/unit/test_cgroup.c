@@ -1328,6 +1328,73 @@ static void test_real_v1_self_attach_memory(void **state)
 }
 
 /* Drop to nobody for good; 0, or -1. */
+/* The CPU quota on a real v1 cpu hierarchy (root): the cfs files read back,
+ * the executor joins through the third tasks fd with the others, and the
+ * quota is live (cpu.stat counts enforcement periods while it spins; how
+ * often it was throttled depends on the host's load, so the boundary suite
+ * judges that with a margin, not this test).  Destroy removes all three. */
+static void test_real_v1_cpu_quota(void **state)
+{
+	struct cg_host h;
+	struct cg_run *cgp = *state;
+	struct cg_usage u;
+	const struct cg_limits lim = { 64 * MIB, 16, 20000, 100000 };
+	char err[512] = "", name[64], buf[64], dir[PATH_MAX];
+	int fds[CG_PROCS_FDS], status;
+	pid_t child;
+
+	if (!real_v1_host(&h, 1))
+		skip();
+	if (h.v1_cpu.dir[0] == '\0' || h.v2_cpu) {
+		print_message("    skipped: the cpu controller is not cgroup v1 on this host\n");
+		skip();
+	}
+	pathf(name, sizeof(name), "cordon-test-%d-cpuq", (int)getpid());
+	if (cgroup_create(cgp, &h, name, &lim, err, sizeof(err)) != 0)
+		fail_msg("create: %s", err);
+	assert_int_equal(cgp->quota_kind, CG_V1);
+	pathf(dir, sizeof(dir), "%s", cgp->quota_dir);
+	get(dir, "cpu.cfs_quota_us", buf, sizeof(buf));
+	assert_int_equal(strtol(buf, NULL, 10), 20000);
+	get(dir, "cpu.cfs_period_us", buf, sizeof(buf));
+	assert_int_equal(strtol(buf, NULL, 10), 100000);
+	if (cgroup_tasks_open(cgp, fds, err, sizeof(err)) != 0)
+		fail_msg("tasks open: %s", err);
+	assert_true(fds[2] >= 0);
+	child = raw_clone(0);
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct timespec t0, t;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cgroup_self_attach(fds) != 0)
+			_exit(SA_ATTACH);
+		if (self_lines_in(name) != 3)
+			_exit(SA_NOT_IN);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 500000000L);
+		_exit(SA_OK);
+	}
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != SA_OK)
+		fail_msg("self-attached child: status 0x%x", status);
+	if (cgroup_usage(cgp, &u, err, sizeof(err)) != 0)
+		fail_msg("usage: %s", err);
+	assert_true(u.have_throttle);
+	assert_true(u.cpu_periods > 0);
+	print_message("    0.5 s of spinning under 0.2 CPU: %" PRIu64 " periods, %" PRIu64 " throttled, %" PRIu64
+		      " us waited\n", u.cpu_periods, u.cpu_throttled, u.cpu_throttled_usec);
+	if (cgroup_destroy(cgp, err, sizeof(err)) != 0)
+		fail_msg("destroy: %s", err);
+	assert_false(exists(dir));
+	assert_int_equal(cgp->quota_kind, CG_NONE);
+}
+
 static int drop_to_nobody(void)
 {
 	if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 ||
@@ -1643,6 +1710,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_real_v1_pids_limit, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_pids, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_memory, real_setup, real_teardown),
+		cmocka_unit_test_setup_teardown(test_real_v1_cpu_quota, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_v1_self_attach_who, real_setup, real_teardown),
 		cmocka_unit_test_setup_teardown(test_real_v2_clone_into_cgroup, real_setup, real_teardown),
 		cmocka_unit_test(test_nonroot),
