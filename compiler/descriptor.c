@@ -37,6 +37,7 @@ static const char *const runtime_keys[] = { "mode",
 					    "memory",
 					    "pids",
 					    "open_files",
+					    "cpu",
 					    NULL };
 static const char *const executor_keys[] = { "interpreter", "uid",      "gid",     "network", "env",    "mounts",
 					     "seccomp",     "landlock", "require", "preload", NULL };
@@ -144,6 +145,14 @@ static int limits_load(struct schema_ctx *c, const struct ynode *rt, struct cpol
 			rc = -1;
 		else
 			l->open_files = (uint32_t)u;
+	}
+	/* CPUs the whole tree may use, as a cgroup quota; no default: without
+	 * the key there is no quota (docs/cgroups.md, "CPU quota"). */
+	if ((v = ymap_get(rt, "cpu")) != NULL) {
+		if (schema_cpus(c, v, "execution.runtime.cpu", CPOL_CPU_MILLI_MIN, CPOL_CPU_MILLI_MAX, &u) != 0)
+			rc = -1;
+		else
+			l->cpu_milli = (uint32_t)u;
 	}
 	if (rc == 0 && l->ws_max_bytes != 0 && l->ws_max_bytes < l->ws_delta_bytes) {
 		v = ymap_get(rt, "max_exec_workspace_bytes");

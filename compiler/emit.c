@@ -287,7 +287,9 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 {
 	uint8_t *r;
 
-	if (emit_records(c, CPOL_SEC_LIMITS, 1, CPOL_LIMITS_BYTES, &r) < 0)
+	/* The CPU quota's 8 bytes exist only in a blob that sets one
+	 * (CPOL_MINOR_CPU), so a policy without it keeps its 3.0 bytes. */
+	if (emit_records(c, CPOL_SEC_LIMITS, 1, l->cpu_milli ? CPOL_LIMITS_CPU_BYTES : CPOL_LIMITS_BYTES, &r) < 0)
 		return -1;
 	emit_put_u64(r + CPOL_LIM_TIMEOUT_MS, l->timeout_ms);
 	emit_put_u64(r + CPOL_LIM_MAX_FILE_BYTES, l->max_file_bytes);
@@ -303,6 +305,8 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 	emit_put_u32(r + CPOL_LIM_OPEN_FILES, l->open_files);
 	emit_put_u32(r + CPOL_LIM_MODE, l->mode);
 	emit_put_u32(r + CPOL_LIM_WS_ENTRIES, l->ws_entries);
+	if (l->cpu_milli)
+		emit_put_u32(r + CPOL_LIM_CPU_MILLI, l->cpu_milli);
 	return 0;
 }
 
@@ -434,8 +438,8 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 }
 
 /* The oldest minor that holds this policy (cpol.h): a feature's minor only
- * when the policy uses it, so a policy without preloads or result schemas
- * is exactly what a 3.0 writer made. */
+ * when the policy uses it, so a policy without preloads, result schemas or
+ * a CPU quota is exactly what a 3.0 writer made. */
 static uint16_t emit_minor(const struct cpol_policy *p)
 {
 	uint16_t minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
@@ -443,6 +447,8 @@ static uint16_t emit_minor(const struct cpol_policy *p)
 	for (uint32_t i = 0; i < p->ntools; i++)
 		if (p->tools[i].returns != 0 && minor < CPOL_MINOR_RETURNS)
 			minor = CPOL_MINOR_RETURNS;
+	if (p->limits.cpu_milli > 0)
+		minor = CPOL_MINOR_CPU;
 	return minor;
 }
 
@@ -640,6 +646,9 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 
 	memcpy(blob + CPOL_HDR_MAGIC, CPOL_MAGIC, CPOL_MAGIC_LEN);
 	emit_put_u16(blob + CPOL_HDR_MAJOR, CPOL_VERSION_MAJOR);
+	/* The oldest minor that holds this policy (cpol.h): without preloads,
+	 * result schemas or a CPU quota the blob is exactly what a 3.0 writer
+	 * made. */
 	minor = emit_minor(p);
 	emit_put_u16(blob + CPOL_HDR_MINOR, minor);
 	/* A policy that names no arch targets the only one the format has. */

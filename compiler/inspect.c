@@ -78,6 +78,11 @@ static cJSON *json_limits(const struct cpol_limits *l)
 	cJSON_AddItemToObject(o, "memoryBytes", policy_json_u64(l->memory_bytes));
 	cJSON_AddNumberToObject(o, "pids", l->pids);
 	cJSON_AddNumberToObject(o, "openFiles", l->open_files);
+	/* CPUs as the descriptor writes them (1.5); null: no quota. */
+	if (l->cpu_milli != 0)
+		cJSON_AddNumberToObject(o, "cpu", l->cpu_milli / 1000.0);
+	else
+		cJSON_AddNullToObject(o, "cpu");
 	return o;
 }
 
@@ -348,6 +353,10 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 	fprintf(f, "  max_code_bytes %s, max_tool_request_bytes %s\n", a, b);
 	units_format_size(l->memory_bytes, a, sizeof(a));
 	fprintf(f, "  memory %s, pids %u, open_files %u\n", a, l->pids, l->open_files);
+	if (l->cpu_milli != 0)
+		fprintf(f, "  cpu %u.%03u CPUs (cgroup quota)\n", l->cpu_milli / 1000, l->cpu_milli % 1000);
+	else
+		fprintf(f, "  cpu unlimited (no quota)\n");
 
 	fprintf(f, "\nexecutor:\n  interpreter %s\n  uid %u, gid %u\n  network %s\n  landlock %s\n",
 		e->interpreter, e->uid, e->gid, policy_network_name(e->network),

@@ -299,31 +299,56 @@ int schema_duration(struct schema_ctx *c, const struct ynode *n, const char *pat
 	return 0;
 }
 
-int schema_seconds(struct schema_ctx *c, const struct ynode *n, const char *path, uint64_t min_ms,
-		   uint64_t max_ms, uint64_t *out)
+/* A decimal with three places (units_parse_milli): seconds or CPUs, kept
+ * in thousandths, its range said back in the unit the key is written in. */
+struct schema_milli_unit {
+	const char *want; /* "a number of seconds such as 0.5" */
+	const char *what; /* "seconds" */
+	int (*parse)(const char *s, size_t len, uint64_t *out, const char **why);
+};
+
+static int schema_milli(struct schema_ctx *c, const struct ynode *n, const char *path,
+			const struct schema_milli_unit *u, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *why = NULL;
 	uint64_t v;
 
-	if (scalar_plain(c, n, path, "a number of seconds such as 0.5") != 0)
+	if (scalar_plain(c, n, path, u->want) != 0)
 		return -1;
 	if (n->len > 0 && n->str[0] == '-') {
 		schema_error(c, n, "%s: must not be negative (got %s)", path, n->str);
 		return -1;
 	}
-	if (units_parse_seconds_ms(n->str, n->len, &v, &why) != 0) {
-		schema_error(c, n, "%s: invalid number of seconds '%s': %s", path, n->str, why);
+	if (u->parse(n->str, n->len, &v, &why) != 0) {
+		schema_error(c, n, "%s: invalid number of %s '%s': %s", path, u->what, n->str, why);
 		return -1;
 	}
-	if (v < min_ms || v > max_ms) {
-		/* This key is written in seconds, so is its range. */
-		schema_error(c, n, "%s: %s is out of range (%llu.%03llu to %llu.%03llu seconds)", path, n->str,
-			     (unsigned long long)(min_ms / 1000), (unsigned long long)(min_ms % 1000),
-			     (unsigned long long)(max_ms / 1000), (unsigned long long)(max_ms % 1000));
+	if (v < min || v > max) {
+		schema_error(c, n, "%s: %s is out of range (%llu.%03llu to %llu.%03llu %s)", path, n->str,
+			     (unsigned long long)(min / 1000), (unsigned long long)(min % 1000),
+			     (unsigned long long)(max / 1000), (unsigned long long)(max % 1000), u->what);
 		return -1;
 	}
 	*out = v;
 	return 0;
+}
+
+int schema_seconds(struct schema_ctx *c, const struct ynode *n, const char *path, uint64_t min_ms,
+		   uint64_t max_ms, uint64_t *out)
+{
+	static const struct schema_milli_unit u = { "a number of seconds such as 0.5", "seconds",
+						    units_parse_seconds_ms };
+
+	return schema_milli(c, n, path, &u, min_ms, max_ms, out);
+}
+
+int schema_cpus(struct schema_ctx *c, const struct ynode *n, const char *path, uint64_t min_milli,
+		uint64_t max_milli, uint64_t *out)
+{
+	static const struct schema_milli_unit u = { "a number of CPUs such as 0.5", "CPUs",
+						    units_parse_cpus_milli };
+
+	return schema_milli(c, n, path, &u, min_milli, max_milli, out);
 }
 
 int schema_enum(struct schema_ctx *c, const struct ynode *n, const char *path, const char *const *names,

@@ -59,6 +59,9 @@ int schema_duration(struct schema_ctx *c, const struct ynode *n, const char *pat
 		    uint64_t max_ms, uint64_t *out);
 int schema_seconds(struct schema_ctx *c, const struct ynode *n, const char *path, uint64_t min_ms,
 		   uint64_t max_ms, uint64_t *out);
+/* A decimal number of CPUs ("0.5", "2"), in thousandths of a CPU. */
+int schema_cpus(struct schema_ctx *c, const struct ynode *n, const char *path, uint64_t min_milli,
+		uint64_t max_milli, uint64_t *out);
 /* One of names[0..count); *out is its index. */
 int schema_enum(struct schema_ctx *c, const struct ynode *n, const char *path, const char *const *names,
 		uint32_t *out);

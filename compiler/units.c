@@ -225,7 +225,17 @@ int units_parse_duration_ms(const char *s, size_t len, uint64_t *out, const char
 	return 0;
 }
 
-int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char **why)
+/* The words a decimal with three places is described in, per unit. */
+struct units_milli_words {
+	const char *start; /* what to write instead of a bad first char */
+	const char *places; /* why a fourth decimal is refused */
+	const char *tail;  /* what to write instead of a trailing unit */
+};
+
+/* A decimal with at most 3 places, in thousandths: seconds as ms, CPUs as
+ * thousandths of a CPU.  One parser, so both keys refuse the same text. */
+static int units_parse_milli(const char *s, size_t len, uint64_t *out, const char **why,
+			     const struct units_milli_words *w)
 {
 	uint64_t whole, frac = 0, ms;
 	size_t i = 0, ndec = 0;
@@ -235,7 +245,7 @@ int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char 
 		return -1;
 	}
 	if (!units_is_digit(s[0])) {
-		*why = units_why_start(s[0], "not a number of seconds (write e.g. 0.5 or 2)");
+		*why = units_why_start(s[0], w->start);
 		return -1;
 	}
 	if (units_digits(s, len, &i, 1, &whole, why) != 0)
@@ -248,7 +258,7 @@ int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char 
 			i++;
 		}
 		if (i < len && units_is_digit(s[i])) {
-			*why = "at most 3 decimals (milliseconds)";
+			*why = w->places;
 			return -1;
 		}
 		if (ndec == 0) {
@@ -257,7 +267,7 @@ int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char 
 		}
 	}
 	if (i < len) {
-		*why = "not a number of seconds (write e.g. 0.5 or 2, without a unit)";
+		*why = w->tail;
 		return -1;
 	}
 	while (ndec < 3) {
@@ -270,6 +280,24 @@ int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char 
 	}
 	*out = ms + frac;
 	return 0;
+}
+
+int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char **why)
+{
+	static const struct units_milli_words w = { "not a number of seconds (write e.g. 0.5 or 2)",
+						    "at most 3 decimals (milliseconds)",
+						    "not a number of seconds (write e.g. 0.5 or 2, without a unit)" };
+
+	return units_parse_milli(s, len, out, why, &w);
+}
+
+int units_parse_cpus_milli(const char *s, size_t len, uint64_t *out, const char **why)
+{
+	static const struct units_milli_words w = { "not a number of CPUs (write e.g. 0.5 or 2)",
+						    "at most 3 decimals (thousandths of a CPU)",
+						    "not a number of CPUs (write e.g. 0.5 or 2, without a unit)" };
+
+	return units_parse_milli(s, len, out, why, &w);
 }
 
 int units_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out, const char **why)

@@ -13,6 +13,8 @@
  *              A bare number is refused: the unit is not guessed.
  *   seconds:   a decimal number of seconds with at most 3 decimals
  *              ("0.5", "2", "0.125"); result in milliseconds.
+ *   cpus:      the same decimal, a number of CPUs ("0.5", "1.5");
+ *              result in thousandths of a CPU.
  *   uint:      decimal digits only, at most max.
  */
 #ifndef CORDON_UNITS_H
@@ -24,6 +26,7 @@
 int units_parse_size(const char *s, size_t len, uint64_t *out, const char **why);
 int units_parse_duration_ms(const char *s, size_t len, uint64_t *out, const char **why);
 int units_parse_seconds_ms(const char *s, size_t len, uint64_t *out, const char **why);
+int units_parse_cpus_milli(const char *s, size_t len, uint64_t *out, const char **why);
 int units_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out, const char **why);
 /* Signed decimal integer within [min, max]. */
 int units_parse_int(const char *s, size_t len, int64_t min, int64_t max, int64_t *out, const char **why);

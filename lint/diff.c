@@ -110,7 +110,7 @@ void diff_free(struct diff_result *r)
 
 /* --- scalars -------------------------------------------------------------- */
 
-enum unit { U_PLAIN, U_SIZE, U_MS };
+enum unit { U_PLAIN, U_SIZE, U_MS, U_CPU };
 
 static const char *fmt_u(uint64_t v, enum unit u, char *buf, size_t cap)
 {
@@ -118,6 +118,16 @@ static const char *fmt_u(uint64_t v, enum unit u, char *buf, size_t cap)
 		return lint_fmt_size(v, buf, cap);
 	if (u == U_MS)
 		return lint_fmt_ms(v, buf, cap);
+	/* Thousandths of a CPU, written as the descriptor writes them. */
+	if (u == U_CPU) {
+		int n = snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
+
+		while (n > 0 && (size_t)n < cap && buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (n > 0 && (size_t)n < cap && buf[n - 1] == '.')
+			buf[--n] = '\0';
+		return buf;
+	}
 	snprintf(buf, cap, "%llu", (unsigned long long)v);
 	return buf;
 }
@@ -226,6 +236,8 @@ static void diff_limits(struct diff_result *r, const struct cpol_limits *a, cons
 	cmp_more(r, "limits.memory", a->memory_bytes, b->memory_bytes, U_SIZE, 0);
 	cmp_more(r, "limits.pids", a->pids, b->pids, U_PLAIN, 0);
 	cmp_more(r, "limits.open_files", a->open_files, b->open_files, U_PLAIN, 0);
+	/* No quota is the most CPU: a removed quota widens like a raised one. */
+	cmp_more(r, "limits.cpu", a->cpu_milli, b->cpu_milli, U_CPU, 1);
 }
 
 /* A tool's identity, ranked by what it may reach: a dedicated uid of the

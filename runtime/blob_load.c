@@ -45,6 +45,7 @@ struct blob_sec {
 	uint64_t off;
 	uint64_t size;
 	uint32_t count;
+	uint32_t rec; /* bytes per record (blob_sec_rec_size()) */
 };
 
 /* The loader's one state: input, output, and what earlier sections left
@@ -150,11 +151,11 @@ static struct blob_quoted blob_quote(const char *s)
 static int blob_rec_at(struct blob_loader *L, int id, uint32_t i, struct blob_rec *r)
 {
 	const struct blob_sec *s = &L->sec[id];
-	uint64_t at = (uint64_t)i * blob_rec_size[id];
+	uint64_t at = (uint64_t)i * s->rec;
 
 	r->table = policy_section_name((uint32_t)id);
 	r->index = i;
-	r->size = blob_rec_size[id];
+	r->size = s->rec;
 	r->off = s->off + at;
 	r->p = NULL;
 	if (i >= s->count || at + r->size > s->size || s->off + s->size > L->len)
@@ -413,6 +414,20 @@ static int blob_check_count(struct blob_loader *L, const struct blob_rec *e, int
 	return 0;
 }
 
+/*
+ * Bytes per record of section id whose table entry says `size`.  LIMITS is
+ * the one section with two layouts: from 3.3 (CPOL_MINOR_CPU) its record
+ * may carry a CPU quota in 8 more bytes, and the size is what says so.  In
+ * an older blob only the old size holds, so a 3.2 blob cannot smuggle
+ * bytes past a reader that trusts its minor.
+ */
+static uint32_t blob_sec_rec_size(const struct blob_loader *L, int id, uint64_t size)
+{
+	if (id == CPOL_SEC_LIMITS && L->p->minor >= CPOL_MINOR_CPU && size == CPOL_LIMITS_CPU_BYTES)
+		return CPOL_LIMITS_CPU_BYTES;
+	return blob_rec_size[id];
+}
+
 static int blob_read_table(struct blob_loader *L)
 {
 	uint64_t end = CPOL_TABLE_END; /* end of the previous section */
@@ -422,7 +437,7 @@ static int blob_read_table(struct blob_loader *L)
 		struct blob_rec e = { L->buf + CPOL_HEADER_SIZE + (size_t)i * CPOL_SEC_ENT_BYTES,
 				      CPOL_SEC_ENT_BYTES, CPOL_HEADER_SIZE + (uint64_t)i * CPOL_SEC_ENT_BYTES,
 				      "section", i };
-		uint32_t sid, count;
+		uint32_t sid, count, rec;
 		uint64_t off, size, want;
 
 		if (blob_u32(L, &e, CPOL_SEC_ENT_ID, "id", &sid) < 0 ||
@@ -452,13 +467,13 @@ static int blob_read_table(struct blob_loader *L)
 						 (unsigned long long)b, policy_section_name((uint32_t)id), L->buf[b]);
 		if (blob_check_count(L, &e, id, count) < 0)
 			return -1;
-		/* count < 2^32 and records are at most 96 bytes: no overflow. */
-		if (size != (uint64_t)count * blob_rec_size[id])
+		rec = blob_sec_rec_size(L, id, size);
+		/* count < 2^32 and records are at most 112 bytes: no overflow. */
+		if (size != (uint64_t)count * rec)
 			return blob_fail(L, &e, CPOL_SEC_ENT_SIZE, "size",
 					 "The %s section is %llu bytes, but %u records of %u bytes take %llu.",
-					 policy_section_name((uint32_t)id), (unsigned long long)size, count,
-					 blob_rec_size[id],
-					 (unsigned long long)count * blob_rec_size[id]);
+					 policy_section_name((uint32_t)id), (unsigned long long)size, count, rec,
+					 (unsigned long long)count * rec);
 		if (size > L->len - off)
 			return blob_fail(L, &e, CPOL_SEC_ENT_SIZE, "size",
 					 "The %s section (%llu bytes at %llu) runs past the end of the %zu-byte blob.",
@@ -467,6 +482,7 @@ static int blob_read_table(struct blob_loader *L)
 		L->sec[id].off = off;
 		L->sec[id].size = size;
 		L->sec[id].count = count;
+		L->sec[id].rec = rec;
 		end = off + size;
 		if (id == CPOL_SEC_SIGNATURE && end != L->len)
 			return blob_fail(L, &e, CPOL_SEC_ENT_SIZE, "size",
@@ -610,6 +626,28 @@ static int blob_limit32(struct blob_loader *L, const struct blob_rec *r, size_t 
 	return 0;
 }
 
+/*
+ * The CPU quota: present exactly when the record is the 3.3 one (the table
+ * check let 104 bytes through only in a blob of minor >= 3).  One layout
+ * per meaning: a long record without a quota would be a second spelling of
+ * "no quota", so it is refused, as is a reserved word that is not 0.  The
+ * bounds are the YAML's: the runtime turns the value into a kernel quota.
+ */
+static int blob_read_cpu(struct blob_loader *L, const struct blob_rec *r, struct cpol_limits *l)
+{
+	l->cpu_milli = 0;
+	if (r->size == CPOL_LIMITS_BYTES)
+		return 0;
+	if (blob_u32(L, r, CPOL_LIM_CPU_MILLI, "cpu_milli", &l->cpu_milli) < 0)
+		return -1;
+	if (l->cpu_milli < CPOL_CPU_MILLI_MIN || l->cpu_milli > CPOL_CPU_MILLI_MAX)
+		return blob_fail(L, r, CPOL_LIM_CPU_MILLI, "cpu_milli",
+				 "The CPU quota is %u thousandths of a CPU; the format allows %u to %u "
+				 "(a blob without a quota has the %u-byte record).",
+				 l->cpu_milli, CPOL_CPU_MILLI_MIN, CPOL_CPU_MILLI_MAX, CPOL_LIMITS_BYTES);
+	return blob_zero32(L, r, CPOL_LIM_CPU_RESERVED, "reserved");
+}
+
 static int blob_read_limits(struct blob_loader *L)
 {
 	struct cpol_limits *l = &L->p->limits;
@@ -644,7 +682,7 @@ static int blob_read_limits(struct blob_loader *L)
 		return blob_fail(L, &r, CPOL_LIM_WS_ENTRIES, "ws_entries",
 				 "The workspace may hold %u entries; the format allows at most %u.", l->ws_entries,
 				 CPOL_MAX_WS_ENTRIES);
-	return 0;
+	return blob_read_cpu(L, &r, l);
 }
 
 /* A word that a later minor gave a meaning to: in an older blob it is

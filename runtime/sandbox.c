@@ -304,7 +304,7 @@ struct sandbox *sandbox_new(const struct sandbox_host *h, const struct sandbox_s
 	sb->dir_fd = sb->audit_fd = sb->listen_fd = sb->log_fd = sb->result_fd = -1;
 	sb->pidfd = sb->fd_errpipe = sb->fd_sync = sb->fd_start = sb->fd_init = -1;
 	sb->out.fd = sb->err.fd = -1;
-	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
+	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = sb->lp.cg_tasks[2] = -1;
 	sb->pid = -1;
 	sb->leases[0] = sb->leases[1] = (struct hostid_lease)HOSTID_LEASE_NONE;
 	ws_init(&sb->ws, 0, 0, 0);
@@ -779,7 +779,8 @@ static int prep_cgroup(struct sandbox *sb)
 	const struct cpol_policy *p = sb->pol;
 	/* pids: one more than the policy's for the sandbox's init (launch.h),
 	 * which is the runtime's process, not the program's. */
-	struct cg_limits lim = { p->limits.memory_bytes, p->limits.pids ? p->limits.pids + 1 : 0 };
+	struct cg_limits lim = { p->limits.memory_bytes, p->limits.pids ? p->limits.pids + 1 : 0,
+				 (uint64_t)p->limits.cpu_milli * CPOL_CPU_PERIOD_US / 1000, CPOL_CPU_PERIOD_US };
 	char name[64], err[512];
 
 	/* The supervisor's pid in the name lets a later run sweep what a
@@ -796,6 +797,14 @@ static int prep_cgroup(struct sandbox *sb)
 	cgroup_sweep_stale(&sb->cg);
 	if ((p->exec.require & CPOL_LAYER_CGROUP) && (sb->cg.mem_kind == CG_NONE || sb->cg.pids_kind == CG_NONE)) {
 		sb_fail(sb, "cgroup", "the policy requires cgroup limits and this host gives none to this caller (%.800s)",
+			sb->cg.note[0] ? sb->cg.note : "no usable hierarchy");
+		return -1;
+	}
+	/* A CPU quota has no rlimit to fall back on (RLIMIT_CPU bounds the
+	 * total, not the rate): a policy that sets one runs under it or not
+	 * at all, whatever its require list says. */
+	if (lim.cpu_quota_us != 0 && sb->cg.quota_kind == CG_NONE) {
+		sb_fail(sb, "cgroup", "the policy sets a CPU quota and this host gives no cpu cgroup to this caller (%.800s)",
 			sb->cg.note[0] ? sb->cg.note : "no usable hierarchy");
 		return -1;
 	}
@@ -944,7 +953,7 @@ static int prep_launch(struct sandbox *sb)
 	sb->lp.parent_fds[4] = pfd[0];
 	sb->lp.parent_fds[5] = pst[0];
 	sb->lp.parent_fds[6] = pin[0];
-	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = -1;
+	sb->lp.cg_tasks[0] = sb->lp.cg_tasks[1] = sb->lp.cg_tasks[2] = -1;
 	launch_init_args(&sb->lp.args_start, &sb->lp.args_end); /* unknown: not blanked, nothing worse */
 	/* A raw clone: fork semantics, with every namespace fresh at once but
 	 * the cgroup one, which the child makes once it is in its cgroups
@@ -974,10 +983,7 @@ static int prep_launch(struct sandbox *sb)
 	if (pid == 0)
 		launch_child(&sb->lp);
 	sb->pid = pid;
-	cg_fast = (sb->cg.mem_kind != CG_V1 || sb->lp.cg_tasks[0] >= 0) &&
-		  (sb->cg.pids_kind != CG_V1 || sb->lp.cg_tasks[1] >= 0 ||
-		   (sb->cg.mem_kind == CG_V1 && strcmp(sb->cg.mem_dir, sb->cg.pids_dir) == 0)) &&
-		  ((sb->cg.mem_kind != CG_V2 && sb->cg.pids_kind != CG_V2) || v2fd >= 0);
+	cg_fast = cgroup_fast_complete(&sb->cg, sb->lp.cg_tasks, v2fd);
 	sb->fd_errpipe = perr[0];
 	sb->fd_sync = psync[1];
 	sb->fd_start = pst[0];
@@ -1021,7 +1027,8 @@ static int prep_launch(struct sandbox *sb)
 	rc = 0;
 out:
 	for (int *fd = (int[]){ po[0], po[1], pe[0], pe[1], perr[0], perr[1], psync[0], psync[1], pfd[0], pfd[1],
-				 pst[0], pst[1], pin[0], pin[1], devnull, v2fd, sb->lp.cg_tasks[0], sb->lp.cg_tasks[1], -2 };
+				 pst[0], pst[1], pin[0], pin[1], devnull, v2fd, sb->lp.cg_tasks[0], sb->lp.cg_tasks[1],
+				 sb->lp.cg_tasks[2], -2 };
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
@@ -1356,6 +1363,9 @@ static cJSON *enforcement_json(const struct sandbox *sb)
 	cJSON_AddStringToObject(e, "memory",
 				sb->cg.mem_kind != CG_NONE ? cgroup_kind_name(sb->cg.mem_kind) : "rlimit-as-per-process");
 	cJSON_AddStringToObject(e, "pids", sb->cg.pids_kind != CG_NONE ? cgroup_kind_name(sb->cg.pids_kind) : "rlimit-nproc");
+	/* "none" only for a policy without a quota: one with a quota and no
+	 * cpu cgroup does not run (prep_cgroup). */
+	cJSON_AddStringToObject(e, "cpu", cgroup_kind_name(sb->cg.quota_kind));
 	if (!(p->exec.flags & CPOL_EXE_F_LANDLOCK))
 		snprintf(buf, sizeof(buf), "off (policy)");
 	else
@@ -1560,6 +1570,13 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 		cJSON_AddNumberToObject(u, "pidsLimitHits", (double)sb->usage.pids_max_events);
 	if (sb->have_usage && sb->usage.mem_peak)
 		cJSON_AddNumberToObject(u, "memoryPeakBytes", (double)sb->usage.mem_peak);
+	/* How the CPU quota held, from its cgroup's cpu.stat: enforcement
+	 * periods the tree ran in, those it ran out of quota, the wait. */
+	if (sb->have_usage && sb->usage.have_throttle) {
+		cJSON_AddNumberToObject(u, "cpuPeriods", (double)sb->usage.cpu_periods);
+		cJSON_AddNumberToObject(u, "cpuThrottledPeriods", (double)sb->usage.cpu_throttled);
+		cJSON_AddNumberToObject(u, "cpuThrottledMs", (double)(sb->usage.cpu_throttled_usec / 1000));
+	}
 	cJSON_AddNumberToObject(u, "workspaceDeltaBytes",
 				(double)(sb->so.ws_peak > sb->so.ws_baseline ? sb->so.ws_peak - sb->so.ws_baseline : 0));
 	cJSON_AddNumberToObject(u, "workspaceEntries",
@@ -1625,8 +1642,9 @@ static int rundir_log(struct sandbox *sb, int rc)
 		sb->pol ? sb->pol->exec.uid : 0, sb->pol ? sb->pol->exec.gid : 0, (unsigned)sb->host_uid,
 		(unsigned)sb->host_gid);
 	if (sb->cg_made)
-		fprintf(f, "cgroups: memory %s, pids %s%s%s\n", cgroup_kind_name(sb->cg.mem_kind),
-			cgroup_kind_name(sb->cg.pids_kind), sb->cg.note[0] ? "; " : "", sb->cg.note);
+		fprintf(f, "cgroups: memory %s, pids %s, cpu quota %s%s%s\n", cgroup_kind_name(sb->cg.mem_kind),
+			cgroup_kind_name(sb->cg.pids_kind), cgroup_kind_name(sb->cg.quota_kind), sb->cg.note[0] ? "; " : "",
+			sb->cg.note);
 	if (sb->failed)
 		fprintf(f, "harness error at %s: %s\n", sb->stage, sb->msg);
 	if (sb->faulted)

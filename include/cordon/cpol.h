@@ -34,10 +34,12 @@
 /* A reader of M.m reads every M.k with k <= m, so a minor version may only
  * give meaning to bytes that were reserved (zero) before.  A change that
  * moves or resizes anything is a new major version, and a reader refuses
- * every other major: it never guesses at a layout.  History:
+ * every other major: it never guesses at a layout.  (3.3's LIMITS tail is
+ * the one resize in a minor: present only in blobs of minor >= 3, its size
+ * stated by the section table, so nothing is guessed.)  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 2
+#define CPOL_VERSION_MINOR 3
 /* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
  * writer stamps a blob with the oldest minor that can hold it, so a policy
  * without preloads is byte for byte a 3.0 blob and older runtimes still
@@ -47,6 +49,11 @@
  * (CPOL_TOOL_RETURNS); a policy whose tools declare no `returns:` keeps the
  * word 0 and its older minor. */
 #define CPOL_MINOR_RETURNS 2
+/* 3.3 lets the LIMITS section grow from 96 to 104 bytes (CPOL_LIMITS_CPU_
+ * BYTES) to hold a CPU quota.  Only a blob that sets one has the longer
+ * section and minor 3, so every other blob keeps its bytes; the section's
+ * size in the table is what tells the reader which layout it holds. */
+#define CPOL_MINOR_CPU 3
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -130,6 +137,17 @@ enum cpol_section {
 #define CPOL_LIM_MODE 88       /* u32: enum cpol_mode */
 #define CPOL_LIM_WS_ENTRIES 92 /* u32: files + directories in the workspace, 1..CPOL_MAX_WS_ENTRIES */
 #define CPOL_LIMITS_BYTES 96
+/* From 3.3, only when the policy sets a CPU quota: 8 more bytes. */
+#define CPOL_LIM_CPU_MILLI 96     /* u32: CPU quota in thousandths of a CPU, CPOL_CPU_MILLI_MIN..MAX */
+#define CPOL_LIM_CPU_RESERVED 100 /* u32: 0 */
+#define CPOL_LIMITS_CPU_BYTES 104
+/* Bounds of execution.runtime.cpu, in the YAML and in the blob: 0.01 CPU
+ * gives the kernel's smallest quota (1 ms per 100 ms period); 1024 CPUs is
+ * more than any host we run on, so anything above it is a typo. */
+#define CPOL_CPU_MILLI_MIN 10u
+#define CPOL_CPU_MILLI_MAX 1024000u
+/* The period the quota is a share of: the kernel's default (100 ms). */
+#define CPOL_CPU_PERIOD_US 100000u
 /* Upper bound of max_exec_workspace_entries, in the YAML and in the blob. */
 #define CPOL_MAX_WS_ENTRIES 10000000u
 

@@ -43,6 +43,9 @@ struct cpol_limits {
 	uint32_t open_files;
 	uint32_t mode; /* enum cpol_mode */
 	uint32_t ws_entries; /* files + directories the workspace may hold */
+	/* CPU quota in thousandths of a CPU (execution.runtime.cpu); 0: no
+	 * quota.  Non-zero only in a blob of minor >= CPOL_MINOR_CPU. */
+	uint32_t cpu_milli;
 };
 
 struct cpol_executor {

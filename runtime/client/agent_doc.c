@@ -291,6 +291,10 @@ static cJSON *agent_doc_limits(const struct cpol_limits *l)
 	cJSON_AddItemToObject(o, "memoryBytes", policy_json_u64(l->memory_bytes));
 	cJSON_AddNumberToObject(o, "pids", l->pids);
 	cJSON_AddNumberToObject(o, "openFiles", l->open_files);
+	if (l->cpu_milli != 0)
+		cJSON_AddNumberToObject(o, "cpu", l->cpu_milli / 1000.0);
+	else
+		cJSON_AddNullToObject(o, "cpu");
 	cJSON_AddItemToObject(o, "maxFileBytes", policy_json_u64(l->max_file_bytes));
 	cJSON_AddItemToObject(o, "maxExecWorkspaceDeltaBytes", policy_json_u64(l->ws_delta_bytes));
 	if (l->ws_max_bytes != 0)
@@ -539,6 +543,16 @@ static void md_preload(struct textbuf *b, const cJSON *pre)
 			"installed module can be imported as usual.\n");
 }
 
+/* Said only under a quota: without one the program has what the host
+ * gives, as before the key existed. */
+static void md_cpu(struct textbuf *b, const cJSON *cpu)
+{
+	if (!cJSON_IsNumber(cpu))
+		return;
+	textbuf_printf(b, "- **CPU**: at most %g CPUs' worth of time for all its processes together; beyond that "
+			"they are paused until the next 100 ms period (slower, not killed).\n", cpu->valuedouble);
+}
+
 static void md_sandbox(struct textbuf *b, const cJSON *d)
 {
 	const cJSON *py = cJSON_GetObjectItemCaseSensitive(d, "python");
@@ -568,6 +582,7 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 	textbuf_printf(b, " for all its processes together.\n- **Processes and threads**: at most %" PRIu64 ".\n",
 		       md_u64(l, "pids"));
 	textbuf_printf(b, "- **Open files**: at most %" PRIu64 " at a time.\n", md_u64(l, "openFiles"));
+	md_cpu(b, cJSON_GetObjectItemCaseSensitive(l, "cpu"));
 	textbuf_puts(b, "- **Largest file**: ");
 	md_size(b, md_u64(l, "maxFileBytes"));
 	textbuf_puts(b, "; writing past it fails (EFBIG).\n- **Disk**: at most ");

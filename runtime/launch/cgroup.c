@@ -411,7 +411,7 @@ static int cg_take_mount(struct cg_hier *hr, size_t *best_root, const char *root
 }
 
 /* Split one mountinfo line and offer it to the hierarchies it may carry. */
-static int cg_mount_line(struct cg_host *h, char *line, size_t best[3])
+static int cg_mount_line(struct cg_host *h, char *line, size_t best[4])
 {
 	char *tok[64];
 	char *save = NULL;
@@ -438,6 +438,8 @@ static int cg_mount_line(struct cg_host *h, char *line, size_t best[3])
 			rc |= cg_take_mount(&h->v1_memory, &best[1], tok[3], tok[4]);
 		if (cg_has_word(opts, "pids", ","))
 			rc |= cg_take_mount(&h->v1_pids, &best[2], tok[3], tok[4]);
+		if (cg_has_word(opts, "cpu", ","))
+			rc |= cg_take_mount(&h->v1_cpu, &best[3], tok[3], tok[4]);
 	}
 	return rc;
 }
@@ -465,9 +467,9 @@ static int cg_rel_ok(const char *rel)
 int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgroup_path, char *err,
 		  size_t errlen)
 {
-	static const char *const keys[3] = { "", "memory", "pids" };
-	struct cg_hier *hiers[3];
-	size_t best[3] = { 0, 0, 0 };
+	static const char *const keys[4] = { "", "memory", "pids", "cpu" };
+	struct cg_hier *hiers[4];
+	size_t best[4] = { 0, 0, 0, 0 };
 	char ctl[1024];
 	FILE *f = NULL;
 	char *line = NULL;
@@ -479,6 +481,7 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
 	hiers[0] = &h->v2;
 	hiers[1] = &h->v1_memory;
 	hiers[2] = &h->v1_pids;
+	hiers[3] = &h->v1_cpu;
 	if (mountinfo_path == NULL)
 		mountinfo_path = "/proc/self/mountinfo";
 	if (cgroup_path == NULL)
@@ -486,7 +489,7 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
 
 	/* Our place in each hierarchy first: a mount is only of use if it
 	 * shows that place. */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		r = cg_proc_path(cgroup_path, keys[i], hiers[i]->rel, sizeof(hiers[i]->rel));
 		if (r < 0 && errno == ENOENT) {
 			rc = 0; /* a kernel without cgroups */
@@ -530,6 +533,7 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
 		if (r == 1) {
 			h->v2_memory = cg_has_word(ctl, "memory", " \n");
 			h->v2_pids = cg_has_word(ctl, "pids", " \n");
+			h->v2_cpu = cg_has_word(ctl, "cpu", " \n");
 		}
 	}
 	rc = 0;
@@ -590,9 +594,25 @@ out:
 	return rc;
 }
 
+/* The v2 controllers an execution's cgroup may need, as a mask. */
+enum { CG_CTL_MEMORY = 1, CG_CTL_PIDS = 2, CG_CTL_CPU = 4 };
+#define CG_NCTL 3
+static const char *const cg_ctl_name[CG_NCTL] = { "memory", "pids", "cpu" };
+
+/* The mask in subtree_control's syntax: "+memory +pids +cpu". */
+static void cg_ctl_enable(int mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < CG_NCTL; i++)
+		if ((mask & (1 << i)) && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s+%s", used ? " " : "", cg_ctl_name[i]);
+}
+
 /* Whether dir's cgroup.subtree_control already passes down the wanted
  * controllers to its children. */
-static int cg_v2_passes(const char *dir, int want_mem, int want_pids, int *passes, char *err, size_t errlen)
+static int cg_v2_passes(const char *dir, int mask, int *passes, char *err, size_t errlen)
 {
 	char sc[1024];
 	int r = cg_read(dir, "cgroup.subtree_control", sc, sizeof(sc), err, errlen);
@@ -601,13 +621,16 @@ static int cg_v2_passes(const char *dir, int want_mem, int want_pids, int *passe
 		return -1;
 	if (r == 0)
 		sc[0] = '\0';
-	*passes = (!want_mem || cg_has_word(sc, "memory", " \n")) && (!want_pids || cg_has_word(sc, "pids", " \n"));
+	*passes = 1;
+	for (int i = 0; i < CG_NCTL; i++)
+		if ((mask & (1 << i)) && !cg_has_word(sc, cg_ctl_name[i], " \n"))
+			*passes = 0;
 	return 0;
 }
 
 /*
- * Where the execution's v2 cgroup goes, for the controllers in `enable`
- * ("+memory +pids", "+memory" or "+pids", the subtree_control syntax).
+ * Where the execution's v2 cgroup goes, for the controllers in mask
+ * (CG_CTL_*).
  * Returns 1 with base/base_rel, 0 when v2 cannot be used (cg->note says
  * why), -1 with err when a place we own went wrong.
  *
@@ -622,16 +645,17 @@ static int cg_v2_passes(const char *dir, int want_mem, int want_pids, int *passe
  * it changes the caller's own accounting and limits behind its back, so it
  * is left to whoever starts the supervisor (docs/cgroups.md).
  */
-static int cg_v2_base(const struct cg_host *h, const char *enable, int want_mem, int want_pids, char *base,
-		      char *base_rel, struct cg_run *cg, char *err, size_t errlen)
+static int cg_v2_base(const struct cg_host *h, int mask, char *base, char *base_rel, struct cg_run *cg, char *err,
+		      size_t errlen)
 {
 	const char *own = h->v2.dir;
-	char parent[PATH_MAX], prel[PATH_MAX], ctype[PATH_MAX];
+	char parent[PATH_MAX], prel[PATH_MAX], ctype[PATH_MAX], enable[64];
 	char *slash;
 	int busy = 1, is_root, passes = 0;
 	int rc = -1;
 
-	if (cg_v2_passes(own, want_mem, want_pids, &passes, err, errlen) != 0)
+	cg_ctl_enable(mask, enable, sizeof(enable));
+	if (cg_v2_passes(own, mask, &passes, err, errlen) != 0)
 		goto out;
 	if (passes && cg_writable(own)) {
 		strcpy(base, own);
@@ -688,7 +712,7 @@ static int cg_v2_base(const struct cg_host *h, const char *enable, int want_mem,
 		cg_fail(err, errlen, "%s: cannot create: %s", base, strerror(errno));
 		goto out;
 	}
-	if (cg_v2_passes(base, want_mem, want_pids, &passes, err, errlen) != 0)
+	if (cg_v2_passes(base, mask, &passes, err, errlen) != 0)
 		goto out;
 	if (!passes && cg_write_required(base, "cgroup.subtree_control", enable, h->plain_files,
 						      err, errlen) != 0)
@@ -735,6 +759,29 @@ static int cg_v1_memory(const char *dir, const char *val, int plain, char *err, 
 	return 0;
 }
 
+/* The CPU quota, v2: one file, "quota period" in microseconds. */
+static int cg_v2_cpu(const char *dir, const struct cg_limits *lim, int plain, char *err, size_t errlen)
+{
+	char val[64];
+
+	snprintf(val, sizeof(val), "%" PRIu64 " %" PRIu64, lim->cpu_quota_us, lim->cpu_period_us);
+	return cg_write_required(dir, "cpu.max", val, plain, err, errlen);
+}
+
+/* The CPU quota, v1: the period first, so the quota is read against the
+ * period meant for it (a new cgroup's quota is -1, unlimited, until the
+ * second write). */
+static int cg_v1_cpu(const char *dir, const struct cg_limits *lim, int plain, char *err, size_t errlen)
+{
+	char q[32], per[32];
+
+	snprintf(q, sizeof(q), "%" PRIu64, lim->cpu_quota_us);
+	snprintf(per, sizeof(per), "%" PRIu64, lim->cpu_period_us);
+	if (cg_write_required(dir, "cpu.cfs_period_us", per, plain, err, errlen) != 0)
+		return -1;
+	return cg_write_required(dir, "cpu.cfs_quota_us", q, plain, err, errlen);
+}
+
 /* Make the v1 cgroup for one controller if its hierarchy is ours to write,
  * and record it as CG_V1 at once so a later failure removes it.
  * 1 made, 0 not available (noted), -1 error. */
@@ -763,13 +810,26 @@ static int cg_v1_make(const struct cg_hier *hr, const char *what, const char *na
 	return 1;
 }
 
+/* Whether dir is the directory of the run's memory or pids cgroup. */
+static int cg_is_mem_pids(const struct cg_run *cg, const char *dir)
+{
+	return (cg->mem_kind != CG_NONE && strcmp(dir, cg->mem_dir) == 0) ||
+	       (cg->pids_kind != CG_NONE && strcmp(dir, cg->pids_dir) == 0);
+}
+
+/* The CPU quota's cgroup is a directory of its own (v1, or v2 when memory
+ * and pids are not v2), to attach, sweep and remove apart. */
+static int cg_quota_own(const struct cg_run *cg)
+{
+	return cg->quota_kind != CG_NONE && cg->quota_dir[0] != '\0' && !cg_is_mem_pids(cg, cg->quota_dir);
+}
+
 /* The CPU accounting cgroup is a directory of its own (not the v2 cgroup
- * of memory or pids), to attach, sweep and remove apart. */
+ * of memory, pids or the quota), to attach, sweep and remove apart. */
 static int cg_cpu_own(const struct cg_run *cg)
 {
-	return cg->cpu_kind != CG_NONE && cg->cpu_dir[0] != '\0' &&
-	       !(cg->mem_kind == CG_V2 && strcmp(cg->cpu_dir, cg->mem_dir) == 0) &&
-	       !(cg->pids_kind == CG_V2 && strcmp(cg->cpu_dir, cg->pids_dir) == 0);
+	return cg->cpu_kind != CG_NONE && cg->cpu_dir[0] != '\0' && !cg_is_mem_pids(cg, cg->cpu_dir) &&
+	       !(cg->quota_kind != CG_NONE && strcmp(cg->cpu_dir, cg->quota_dir) == 0);
 }
 
 /*
@@ -787,10 +847,10 @@ void cgroup_cpu_account(struct cg_run *cg, const struct cg_host *h, const char *
 
 	if (cg->cpu_kind != CG_NONE)
 		return;
-	if (cg->mem_kind == CG_V2 || cg->pids_kind == CG_V2) {
+	if (cg->mem_kind == CG_V2 || cg->pids_kind == CG_V2 || cg->quota_kind == CG_V2) {
 		cg->cpu_kind = CG_V2;
-		strcpy(cg->cpu_dir, cg->mem_kind == CG_V2 ? cg->mem_dir : cg->pids_dir);
-		strcpy(cg->cpu_rel, cg->mem_kind == CG_V2 ? cg->mem_rel : cg->pids_rel);
+		strcpy(cg->cpu_dir, cg->mem_kind == CG_V2 ? cg->mem_dir : cg->pids_kind == CG_V2 ? cg->pids_dir : cg->quota_dir);
+		strcpy(cg->cpu_rel, cg->mem_kind == CG_V2 ? cg->mem_rel : cg->pids_kind == CG_V2 ? cg->pids_rel : cg->quota_rel);
 		return;
 	}
 	if (h->v2.dir[0] == '\0' || !cg_writable(h->v2.dir) ||
@@ -817,7 +877,8 @@ int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name, 
 	char base[PATH_MAX], base_rel[PATH_MAX];
 	int want_mem = lim->memory_bytes != 0;
 	int want_pids = lim->pids != 0;
-	int v2_mem, v2_pids;
+	int want_cpu = lim->cpu_quota_us != 0;
+	int v2_mem, v2_pids, v2_cpu;
 	int rc = -1, r;
 
 	memset(cg, 0, sizeof(*cg));
@@ -838,18 +899,23 @@ int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name, 
 	if (want_pids && !v2_pids)
 		cg_note(cg, "pids: %s%s", h->v2.dir[0] != '\0' ? "cgroup v2 does not offer pids at " :
 							       "no cgroup v2 holds us", h->v2.dir);
-	if (v2_mem || v2_pids) {
-		const char *enable = v2_mem && v2_pids ? "+memory +pids" : v2_mem ? "+memory" : "+pids";
+	v2_cpu = want_cpu && h->v2.dir[0] != '\0' && h->v2_cpu;
+	if (want_cpu && !v2_cpu)
+		cg_note(cg, "cpu quota: %s%s", h->v2.dir[0] != '\0' ? "cgroup v2 does not offer cpu at " :
+								    "no cgroup v2 holds us", h->v2.dir);
+	if (v2_mem || v2_pids || v2_cpu) {
+		int mask = (v2_mem ? CG_CTL_MEMORY : 0) | (v2_pids ? CG_CTL_PIDS : 0) | (v2_cpu ? CG_CTL_CPU : 0);
 
-		r = cg_v2_base(h, enable, v2_mem, v2_pids, base, base_rel, cg, err, errlen);
+		r = cg_v2_base(h, mask, base, base_rel, cg, err, errlen);
 		if (r < 0)
 			goto out;
 		if (r == 0) {
 			v2_mem = 0;
 			v2_pids = 0;
+			v2_cpu = 0;
 		}
 	}
-	if (v2_mem || v2_pids) {
+	if (v2_mem || v2_pids || v2_cpu) {
 		char dir[PATH_MAX], rel[PATH_MAX];
 
 		if (cg_path(dir, sizeof(dir), base, "/", name) != 0 ||
@@ -871,9 +937,16 @@ int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name, 
 			strcpy(cg->pids_dir, dir);
 			strcpy(cg->pids_rel, rel);
 		}
+		if (v2_cpu) {
+			cg->quota_kind = CG_V2;
+			strcpy(cg->quota_dir, dir);
+			strcpy(cg->quota_rel, rel);
+		}
 		if (v2_mem && cg_v2_memory(dir, mem, h->plain_files, err, errlen) != 0)
 			goto out;
 		if (v2_pids && cg_write_required(dir, "pids.max", pids, h->plain_files, err, errlen) != 0)
+			goto out;
+		if (v2_cpu && cg_v2_cpu(dir, lim, h->plain_files, err, errlen) != 0)
 			goto out;
 	}
 
@@ -890,6 +963,12 @@ int cgroup_create(struct cg_run *cg, const struct cg_host *h, const char *name, 
 			       errlen);
 		if (r < 0 || (r == 1 && cg_write_required(cg->pids_dir, "pids.max", pids, h->plain_files, err,
 							  errlen) != 0))
+			goto out;
+	}
+	if (want_cpu && !v2_cpu) {
+		r = cg_v1_make(&h->v1_cpu, "cpu", name, &cg->quota_kind, cg->quota_dir, cg->quota_rel, cg, err,
+			       errlen);
+		if (r < 0 || (r == 1 && cg_v1_cpu(cg->quota_dir, lim, h->plain_files, err, errlen) != 0))
 			goto out;
 	}
 	rc = 0;
@@ -911,7 +990,8 @@ static int cg_open_each(const char *const dirs[CG_PROCS_FDS], const char *file, 
 {
 	int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (plain ? O_CREAT | O_APPEND : 0);
 
-	fds[0] = fds[1] = -1;
+	for (int i = 0; i < CG_PROCS_FDS; i++)
+		fds[i] = -1;
 	for (int i = 0; i < CG_PROCS_FDS; i++) {
 		char path[PATH_MAX];
 
@@ -946,6 +1026,8 @@ int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err,
 		dirs[n++] = cg->mem_dir;
 	if (cg->pids_kind != CG_NONE && (n == 0 || strcmp(cg->pids_dir, cg->mem_dir) != 0))
 		dirs[n++] = cg->pids_dir;
+	if (cg_quota_own(cg))
+		dirs[n++] = cg->quota_dir;
 	return cg_open_each(dirs, "cgroup.procs", cg->plain_files, fds, err, errlen);
 }
 
@@ -954,23 +1036,39 @@ int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err,
  * plain from cg alone. */
 int cgroup_tasks_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen)
 {
-	const char *dirs[CG_PROCS_FDS] = { NULL, NULL };
+	const char *dirs[CG_PROCS_FDS] = { NULL, NULL, NULL };
 
 	if (cg->mem_kind == CG_V1)
 		dirs[0] = cg->mem_dir;
 	if (cg->pids_kind == CG_V1 && (dirs[0] == NULL || strcmp(cg->pids_dir, cg->mem_dir) != 0))
 		dirs[1] = cg->pids_dir;
+	if (cg->quota_kind == CG_V1 && cg_quota_own(cg))
+		dirs[2] = cg->quota_dir;
 	return cg_open_each(dirs, "tasks", cg->plain_files, fds, err, errlen);
+}
+
+int cgroup_fast_complete(const struct cg_run *cg, const int tasks[CG_PROCS_FDS], int v2fd)
+{
+	int v1_ok = (cg->mem_kind != CG_V1 || tasks[0] >= 0) &&
+		    (cg->pids_kind != CG_V1 || tasks[1] >= 0 ||
+		     (cg->mem_kind == CG_V1 && strcmp(cg->mem_dir, cg->pids_dir) == 0)) &&
+		    (cg->quota_kind != CG_V1 || tasks[2] >= 0 || !cg_quota_own(cg));
+	/* One v2 cgroup holds every v2 kind, CPU accounting included unless
+	 * it has one of its own, which is v2 only when nothing else is. */
+	int v2_ok = (cg->mem_kind != CG_V2 && cg->pids_kind != CG_V2 && cg->quota_kind != CG_V2) || v2fd >= 0;
+
+	return v1_ok && v2_ok;
 }
 
 int cgroup_v2_dirfd(const struct cg_run *cg, char *err, size_t errlen)
 {
 	/* One v2 cgroup serves both kinds (cgroup_create), so the first v2
 	 * directory found is the one. */
-	const char *dir = cg->mem_kind == CG_V2    ? cg->mem_dir
-			  : cg->pids_kind == CG_V2 ? cg->pids_dir
-			  : cg->cpu_kind == CG_V2  ? cg->cpu_dir
-						   : NULL;
+	const char *dir = cg->mem_kind == CG_V2     ? cg->mem_dir
+			  : cg->pids_kind == CG_V2  ? cg->pids_dir
+			  : cg->quota_kind == CG_V2 ? cg->quota_dir
+			  : cg->cpu_kind == CG_V2   ? cg->cpu_dir
+						    : NULL;
 	int fd;
 
 	if (err != NULL && errlen > 0)
@@ -1016,8 +1114,29 @@ int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen)
 	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0 &&
 	    cg_write_required(cg->pids_dir, "cgroup.procs", val, cg->plain_files, err, errlen) != 0)
 		return -1;
+	if (cg_quota_own(cg) &&
+	    cg_write_required(cg->quota_dir, "cgroup.procs", val, cg->plain_files, err, errlen) != 0)
+		return -1;
 	if (cg_cpu_own(cg) && cg_write_required(cg->cpu_dir, "cgroup.procs", val, cg->plain_files, err, errlen) != 0)
 		return -1;
+	return 0;
+}
+
+/* How the quota held: cpu.stat's periods and throttling, v1 and v2 alike
+ * but for the unit of the wait (v1 throttled_time in ns). */
+static int cg_usage_throttle(const struct cg_run *cg, struct cg_usage *u, char *err, size_t errlen)
+{
+	int v2 = cg->quota_kind == CG_V2;
+	uint64_t wait = 0;
+	int r1, r2, r3;
+
+	if ((r1 = cg_read_key(cg->quota_dir, "cpu.stat", "nr_periods", &u->cpu_periods, err, errlen)) < 0 ||
+	    (r2 = cg_read_key(cg->quota_dir, "cpu.stat", "nr_throttled", &u->cpu_throttled, err, errlen)) < 0 ||
+	    (r3 = cg_read_key(cg->quota_dir, "cpu.stat", v2 ? "throttled_usec" : "throttled_time", &wait, err,
+			      errlen)) < 0)
+		return -1;
+	u->have_throttle = r1 == 1 && r2 == 1 && r3 == 1;
+	u->cpu_throttled_usec = v2 ? wait : wait / 1000;
 	return 0;
 }
 
@@ -1075,6 +1194,8 @@ int cgroup_usage(const struct cg_run *cg, struct cg_usage *u, char *err, size_t 
 		u->have_cpu = r == 1;
 		u->cpu_usec = r == 1 ? v : 0;
 	}
+	if (cg->quota_kind != CG_NONE && cg_usage_throttle(cg, u, err, errlen) != 0)
+		return -1;
 	return 0;
 }
 
@@ -1269,6 +1390,14 @@ int cgroup_destroy(struct cg_run *cg, char *err, size_t errlen)
 		cg->cpu_kind = CG_NONE;
 		cg->cpu_dir[0] = cg->cpu_rel[0] = '\0';
 	}
+	/* The same for the CPU quota's cgroup. */
+	if (cg_quota_own(cg) && cg_destroy_one(&cg->quota_kind, cg->quota_dir, cg->quota_rel, "cpu", cg->plain_files,
+					       rc == 0 ? err : NULL, rc == 0 ? errlen : 0) != 0)
+		rc = -1;
+	if (!cg_quota_own(cg)) {
+		cg->quota_kind = CG_NONE;
+		cg->quota_dir[0] = cg->quota_rel[0] = '\0';
+	}
 	if (rc != 0) {
 		err = NULL;
 		errlen = 0;
@@ -1372,6 +1501,8 @@ void cgroup_sweep_stale(const struct cg_run *cg)
 		cg_sweep_parent(cg->mem_dir, cg->mem_rel, "memory", cg->mem_kind == CG_V2);
 	if (cg->pids_kind != CG_NONE && strcmp(cg->pids_dir, cg->mem_dir) != 0)
 		cg_sweep_parent(cg->pids_dir, cg->pids_rel, "pids", cg->pids_kind == CG_V2);
+	if (cg_quota_own(cg))
+		cg_sweep_parent(cg->quota_dir, cg->quota_rel, "cpu", cg->quota_kind == CG_V2);
 	if (cg_cpu_own(cg))
 		cg_sweep_parent(cg->cpu_dir, cg->cpu_rel, "", 1);
 }

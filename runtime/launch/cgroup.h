@@ -1,13 +1,15 @@
 /*
  * cgroup.h - the launcher's cgroups: one per execution, holding its whole
- * process tree under a memory limit and a pids limit (DESIGN.md §4,
- * "Limits that the kernel offers in several ways"; docs/cgroups.md).
+ * process tree under a memory limit, a pids limit and, when the policy sets
+ * one, a CPU quota (DESIGN.md §4, "Limits that the kernel offers in several
+ * ways"; docs/cgroups.md).
  *
- * Memory and pids are decided apart, each with the best mechanism this
- * caller has: cgroup v2 where the controller is delegated to us, else the
- * controller's cgroup v1 hierarchy where we may write to it, else none (the
- * caller then falls back to RLIMIT_AS / RLIMIT_NPROC).  The kind chosen for
- * each is what the result's "enforcement" object reports.
+ * Memory, pids and the CPU quota are decided apart, each with the best
+ * mechanism this caller has: cgroup v2 where the controller is delegated to
+ * us, else the controller's cgroup v1 hierarchy where we may write to it,
+ * else none (the caller then falls back to RLIMIT_AS / RLIMIT_NPROC; a CPU
+ * quota has no fallback and the caller refuses the run).  The kind chosen
+ * for each is what the result's "enforcement" object reports.
  *
  * Sequence: cgroup_detect() reads where the hierarchies are and which
  * cgroup we are in (it writes nothing); cgroup_create() makes the
@@ -37,7 +39,8 @@ struct cg_host {
 	struct cg_hier v2;         /* the cgroup2 mount, whatever it controls */
 	struct cg_hier v1_memory;  /* the v1 hierarchy bound to "memory" */
 	struct cg_hier v1_pids;    /* the v1 hierarchy bound to "pids" */
-	int v2_memory, v2_pids;    /* listed in our v2 cgroup.controllers */
+	struct cg_hier v1_cpu;     /* the v1 hierarchy bound to "cpu" (CFS quota) */
+	int v2_memory, v2_pids, v2_cpu; /* listed in our v2 cgroup.controllers */
 	/* Tests only: the tree is plain files in a temporary directory, so
 	 * control files a real cgroupfs makes by itself are created on write,
 	 * and destroy removes them before rmdir. */
@@ -48,6 +51,12 @@ struct cg_host {
 struct cg_limits {
 	uint64_t memory_bytes;
 	uint32_t pids;
+	/* CPU quota: the tree may run cpu_quota_us per cpu_period_us (v2
+	 * cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us).  Unlike memory
+	 * and pids it has no rlimit to fall back on, so the caller must treat
+	 * quota_kind CG_NONE as a failure when it asked for one. */
+	uint64_t cpu_quota_us;
+	uint64_t cpu_period_us;
 };
 
 struct cg_run {
@@ -69,6 +78,13 @@ struct cg_run {
 	enum cg_kind cpu_kind;
 	char cpu_dir[PATH_MAX];
 	char cpu_rel[PATH_MAX];
+	/* The CPU quota's cgroup (cg_limits.cpu_quota_us): v2, the same
+	 * directory as memory and pids when they are v2 too; v1, a cgroup in
+	 * the cpu hierarchy.  CG_NONE when no quota was asked for or none
+	 * could be set (note says why). */
+	enum cg_kind quota_kind;
+	char quota_dir[PATH_MAX];
+	char quota_rel[PATH_MAX];
 	int plain_files;
 	/* Why a better mechanism was passed over for a limit that was asked
 	 * for, for the supervisor log: "memory: cgroup v2 does not offer
@@ -85,6 +101,11 @@ struct cg_usage {
 	uint64_t pids_max_events; /* how many (pids.events "max", v1 and v2) */
 	int have_cpu;        /* cpu_usec was read (cpu_kind is CG_V2) */
 	uint64_t cpu_usec;   /* CPU time of every process that was in it */
+	/* The quota's cpu.stat (quota_kind not CG_NONE): enforcement
+	 * periods, those in which the tree ran out of quota, and how long
+	 * it waited (v1 throttled_time is in ns, given here in us). */
+	int have_throttle;
+	uint64_t cpu_periods, cpu_throttled, cpu_throttled_usec;
 };
 
 /*
@@ -105,6 +126,9 @@ int cgroup_detect(struct cg_host *h, const char *mountinfo_path, const char *cgr
  * memory.swap.max = 0, memory.oom.group = 1, pids.max.  v1: a child of our
  * cgroup in each hierarchy; memory.limit_in_bytes and, where swap is
  * accounted, memory.memsw.limit_in_bytes to the same value, pids.max.
+ * CPU quota (cpu_quota_us non-zero): v2 cpu.max in the same v2 cgroup
+ * (cpu enabled with the others), else v1 cpu.cfs_period_us, then
+ * cpu.cfs_quota_us, in the hierarchy bound to cpu.
  *
  * Never fails because cgroups are missing or not ours: that kind is
  * CG_NONE and cg->note says why.  Fails (-1, err filled, nothing left
@@ -139,7 +163,7 @@ int cgroup_attach(const struct cg_run *cg, pid_t pid, char *err, size_t errlen);
  * Open them while privileged: the write is then allowed after the child
  * has dropped its identity.  Returns 0, or -1 with err and nothing open.
  */
-#define CG_PROCS_FDS 2
+#define CG_PROCS_FDS 3
 int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
 
 /*
@@ -171,11 +195,16 @@ int cgroup_procs_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err,
  */
 
 /* Open the `tasks` file of each v1 cgroup of cg, O_WRONLY|O_CLOEXEC|
- * O_NOFOLLOW: fds[0] for memory, fds[1] for pids; -1 for a kind that is
- * not CG_V1 (and fds[1] also when v1 memory and pids share one
- * directory).  The caller owns and closes them.  Returns 0, or -1 with err
- * and nothing open. */
+ * O_NOFOLLOW: fds[0] for memory, fds[1] for pids, fds[2] for the CPU
+ * quota; -1 for a kind that is not CG_V1 (and for one whose directory an
+ * earlier slot has already).  The caller owns and closes them.  Returns 0,
+ * or -1 with err and nothing open. */
 int cgroup_tasks_open(const struct cg_run *cg, int fds[CG_PROCS_FDS], char *err, size_t errlen);
+
+/* Whether a child that writes "0" to tasks (from cgroup_tasks_open()) and
+ * is born in v2fd (from cgroup_v2_dirfd()) is then in every cgroup of cg:
+ * else the supervisor must also cgroup_attach() it from outside. */
+int cgroup_fast_complete(const struct cg_run *cg, const int tasks[CG_PROCS_FDS], int v2fd);
 
 /* The fd of cg's cgroup v2 directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC|
  * O_NOFOLLOW), for clone3's CLONE_INTO_CGROUP, when any kind (cpu

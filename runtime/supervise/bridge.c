@@ -967,7 +967,7 @@ static int bridge_tool_identity(const struct bridge *b, const struct cpol_tool *
 static int bridge_tool_cgroup(struct bridge *b, const struct cpol_tool *tool, struct cg_run *cg, int *made,
 			      int procs[CG_PROCS_FDS], struct tool_exec_req *req, struct verdict *v)
 {
-	struct cg_limits lim = { tool->memory_bytes, tool->pids };
+	struct cg_limits lim = { .memory_bytes = tool->memory_bytes, .pids = tool->pids };
 	char name[96], err[512];
 	unsigned n;
 
@@ -1048,7 +1048,7 @@ static void bridge_exec(struct bridge *b, const struct cpol_tool *tool, const st
 	struct tool_exec_req req = { 0 };
 	struct tool_exec_res res = { 0 };
 	struct cg_run cg;
-	int cg_made = 0, procs[CG_PROCS_FDS] = { -1, -1 };
+	int cg_made = 0, procs[CG_PROCS_FDS] = { -1, -1, -1 };
 	enum tool_path_verdict pv;
 
 	memset(&cg, 0, sizeof(cg));

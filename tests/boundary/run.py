@@ -326,6 +326,71 @@ def memory_bomb_check(r):
     return ok, layer, "%s; enforcement.memory %s" % (ev, kind)
 
 
+def cpu_starved(r):
+    """The host gave the run less than its quota (other load; a v1 cpu
+    cgroup competes as one task), so the quota had nothing to cut and a
+    throttle count of 0 proves nothing either way."""
+    u = r.res.get("usage") or {}
+    return (not u.get("cpuThrottledPeriods") and u.get("cpuMs") is not None
+            and u["cpuMs"] < 0.9 * 0.5 * r.result.get("wall_s", 0) * 1000)
+
+
+def cpu_applied(r, tries=3):
+    """A CPU quota held: the program's own count of its CPU time within
+    the bound, the cgroup's throttle count above 0 (it acted, read by the
+    supervisor from the quota's cpu.stat), its CPU time within the same
+    bound, and enforcement.cpu naming a cgroup.  A run the busy host
+    starved below the quota is run again, up to `tries` runs in all."""
+    runs = 1
+    while runs < tries and blocked("cgroup")(r)[0] and cpu_starved(r):
+        r = Run(CPU, "cpu_burn", {}).wait()
+        runs += 1
+    kind = (r.res.get("enforcement") or {}).get("cpu", "")
+    u = r.res.get("usage") or {}
+    ok, layer, ev = blocked("cgroup")(r)
+    if not ok:
+        return ok, layer, ev
+    if runs > 1:
+        ev += " (run %d: the host gave the earlier runs less than the quota)" % runs
+    throttled, cpu_ms = u.get("cpuThrottledPeriods", 0), u.get("cpuMs")
+    bound_ms = r.result.get("bound_s", 0) * 1000
+    why = None
+    if not kind.startswith("cgroup"):
+        why = "enforcement.cpu is %r" % kind
+    elif not throttled:
+        why = "usage.cpuThrottledPeriods is %r: the cgroup never throttled (usage %s)" % (throttled, u)
+    elif cpu_ms is None or cpu_ms > bound_ms:
+        why = "usage.cpuMs %s (%s) is over the bound %.0f ms" % (cpu_ms, u.get("cpuSource"), bound_ms)
+    return why is None, layer, why or ("%s; enforcement.cpu %s, throttled in %d of %s periods (%s ms), "
+                                       "usage.cpuMs %s" % (ev, kind, throttled, u.get("cpuPeriods"),
+                                                           u.get("cpuThrottledMs"), cpu_ms))
+
+
+def cpu_quota_check(r):
+    """Root: the quota is applied (cpu_applied).  Rootless: applied where a
+    cpu cgroup is delegated to the caller, else the run is a harness error
+    that names the quota: never run without it."""
+    kind = (r.res.get("enforcement") or {}).get("cpu")
+    err = r.res.get("error") or {}
+    if ROOT or kind is not None:
+        return cpu_applied(r)
+    ok = (r.res.get("status") == "error" and err.get("code") == "sandbox_execution_failed"
+          and "CPU quota" in err.get("message", "") and (S.serve or r.exit_is(125)))
+    return ok, "cgroup", ("no cpu cgroup for this caller: status error (%s), %s" % (r.ended_as(), err.get("message"))
+                          if ok else describe(r))
+
+
+def cpu_no_quota(r):
+    """The control: the same program under the boundary policy, which sets
+    no quota, runs with enforcement.cpu none and no throttle count (its CPU
+    time is whatever a busy host gives, so it is reported, not judged)."""
+    kind = (r.res.get("enforcement") or {}).get("cpu")
+    u = r.res.get("usage") or {}
+    ok = r.res.get("status") == "succeeded" and kind == "none" and "cpuThrottledPeriods" not in u
+    return ok, "none:got-through", ("no quota: enforcement.cpu none, no throttle count; %s"
+                                    % r.result.get("evidence") if ok else describe(r))
+
+
 def supervisor_ended(status, rc, code=None, lo=0.0, hi=60.0):
     def check(r):
         ok = (r.res.get("status") == status and r.exit_is(rc) and lo <= r.elapsed <= hi
@@ -357,7 +422,7 @@ def timeout_check(r):
 # The table: (check name, policy, attack, params, expectation).  Policies:
 # boundary (app.yaml), open-seccomp and no-landlock (the controls), loopback
 # (loopback.yaml: network loopback).
-MAIN, OPEN, NOLL, LOOP = "boundary", "open-seccomp", "no-landlock", "loopback"
+MAIN, OPEN, NOLL, LOOP, CPU = "boundary", "open-seccomp", "no-landlock", "loopback", "cpu"
 TABLE = [
     # filesystem: mounts and landlock
     ("read_shadow", MAIN, "read_shadow", {}, blocked("mounts")),
@@ -464,6 +529,8 @@ TABLE = [
     ("raise_rlimit", MAIN, "raise_rlimit", {}, blocked("capabilities")),
     ("fork_bomb", MAIN, "fork_bomb", {}, fork_bomb_check),
     ("memory_bomb", MAIN, "memory_bomb", {}, memory_bomb_check),
+    ("cpu_burn", CPU, "cpu_burn", {}, cpu_quota_check),
+    ("cpu_burn[no-quota]", MAIN, "cpu_burn", {}, cpu_no_quota),
     ("disk_fill", MAIN, "disk_fill", {}, supervisor_ended("limit_exceeded", 1, "workspace_limit", 0, TIMEOUT_S - 0.5)),
     ("timeout", MAIN, "timeout", "marker", timeout_check),
     # the workspace is a tmpfs the kernel bounds: bytes held where a walk
@@ -758,7 +825,7 @@ def check_concurrent(n=20):
 
 def compile_blobs():
     for name, yaml in ((MAIN, "app.yaml"), (OPEN, "control-open-seccomp.yaml"), (NOLL, "control-no-landlock.yaml"),
-                       (LOOP, "loopback.yaml")):
+                       (LOOP, "loopback.yaml"), (CPU, "cpu.yaml")):
         S.compile(name, os.path.join(HERE, yaml), [os.path.join(HERE, "tools.yaml")],
                   includes=[os.path.join(HERE, "policies")])
 
@@ -769,12 +836,15 @@ def main():
         return S.finish()
     try:
         compile_blobs()
+        # A CPU quota rootless is a harness error where no cpu cgroup is
+        # delegated: that app's pool never warms, so serve is ready without it.
+        S.unready_ok = set() if ROOT else {"boundary-cpu"}
         # the secret is in every supervisor's environment: cordon run's, or cordon serve's
         S.open_backend(env={"BOUNDARY_HOST_SECRET": SECRET})
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             # the slow ones first, so they overlap with the rest
             order = sorted(TABLE, key=lambda e: e[2] not in ("timeout", "disk_fill", "fork_bomb", "memory_bomb",
-                                                                 "ws_bypass"))
+                                                                 "ws_bypass", "cpu_burn"))
             list(pool.map(run_entry, [e for e in order if wanted(e[0])]))
         for name, check in (("tmp_persist", check_tmp_persist), ("identity", check_identity),
                             ("loopback_host_isolated[host]", check_loopback_host_control),

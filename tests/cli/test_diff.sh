@@ -61,6 +61,19 @@ expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/preload.cpol"
 change change "executor.preload: (none) -> numpy json"
 expect_out "1 change: 0 widening, 0 narrowing, 1 neutral"
 
+# A CPU quota (issue 14): a raised quota and a removed one widen, a lower
+# or a new one narrows.
+mk cpu1 's/^    pids: 64$/    pids: 64\n    cpu: 1/' ''
+mk cpu2 's/^    pids: 64$/    pids: 64\n    cpu: 2.5/' ''
+expect_rc 1 "$CORDONC" diff "$T/cpu1.cpol" "$T/cpu2.cpol"
+change widen "limits.cpu: 1 -> 2.5"
+expect_rc 0 "$CORDONC" diff "$T/cpu2.cpol" "$T/cpu1.cpol"
+change narrow "limits.cpu: 2.5 -> 1"
+expect_rc 1 "$CORDONC" diff "$T/cpu1.cpol" "$T/base.cpol"
+change widen "limits.cpu: 1 -> unlimited"
+expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/cpu2.cpol"
+change narrow "limits.cpu: unlimited -> 2.5"
+
 # Seccomp, judged on the filters themselves: a syscall allowed, and a
 # condition loosened to more arguments.
 cat >"$T/small.policy" <<'P'

@@ -64,8 +64,17 @@ sleep 0.5
 kill -TERM $pid
 wait $pid
 
+# 7. a CPU quota: enforcement.cpu and the throttle counts in usage (as root;
+# rootless without a delegated cpu cgroup it is a harness error, also a
+# result the schema must hold).
+sed 's/^    pids: 64$/    pids: 64\n    cpu: 0.5/' "$SRC/examples/cafe/app.yaml" >"$T/cpu.app.yaml"
+"$CORDONC" compile "$T/cpu.app.yaml" "$SRC/examples/cafe/tools.yaml" -o "$T/cpu.cpol" >"$_out" 2>"$_err" ||
+	die "compile cafe with a CPU quota: $(cat "$_err")"
+chmod 644 "$T/cpu.cpol"
+"$CORDON" run --policy "$T/cpu.cpol" --code "$T/contract.py" >"$T/cpu.json" 2>"$_err"
+
 $PY -B "$CHECK" --result "$T/cafe.json" "$T/contract.json" "$T/program.json" "$T/signal.json" \
-	"$T/harness.json" "$T/nopolicy.json" "$T/cancel.json" >"$_out" 2>"$_err" ||
+	"$T/harness.json" "$T/nopolicy.json" "$T/cancel.json" "$T/cpu.json" >"$_out" 2>"$_err" ||
 	die "a cordon run result does not match docs/openapi.yaml: $(cat "$_out")"
 $PY - "$T" <<'PY' || die "a lane did not give the result this test needs"
 import json, os, sys
@@ -77,5 +86,9 @@ assert r("signal")["signal"] == "SEGV" and r("signal")["exitCode"] is None, r("s
 assert r("harness")["error"]["details"]["where"] == "exec.harness.inputs", r("harness")
 assert r("nopolicy")["policy"] == {"app": "", "sha256": ""}, r("nopolicy")
 assert r("cancel")["status"] == "cancelled", r("cancel")
+q = r("cpu")
+assert (q["enforcement"]["cpu"].startswith("cgroup") and "cpuThrottledPeriods" in q["usage"]
+        if q["status"] != "error" else "CPU quota" in q["error"]["message"]), q
+assert r("cafe")["enforcement"]["cpu"] == "none", r("cafe")["enforcement"]
 PY
-pass "docs/openapi.yaml: self-test; 7 real cordon run results (every lane) match the result schema"
+pass "docs/openapi.yaml: self-test; 8 real cordon run results (every lane, a CPU quota) match the result schema"

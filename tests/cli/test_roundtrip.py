@@ -57,7 +57,8 @@ eq("limits", lim, {
     "maxExecWorkspaceEntries": 20_000,  # default: not in app.yaml
     "workspaceMonitorIntervalMs": 500, "maxOutputBytes": 64 * K, "maxResultBytes": 64 * K,
     "maxCodeBytes": 64 * K, "maxToolRequestBytes": 1 * M,  # default: not in app.yaml
-    "memoryBytes": 1 * G, "pids": 64, "openFiles": 256})
+    "memoryBytes": 1 * G, "pids": 64, "openFiles": 256,
+    "cpu": None})  # no quota: not in app.yaml
 
 ex = j["executor"]
 eq("interpreter", ex["interpreter"], "/usr/bin/python3")
@@ -231,6 +232,6 @@ lim_off = blobtool.table(raw)["limits"][0]
 refused("no workspace entries", [(lim_off + 92, struct.pack("<I", 0))], "limits.ws_entries", ["positive"])
 # A 2.x blob (80-byte tool records): refused by its version, both named.
 refused("previous major format", [(8, struct.pack("<HH", 2, 0))],
-        "header.major", ["format 2.0", "3.2"])
+        "header.major", ["format 2.0", "3.3"])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
       "patched tool records, limits and a 2.0 header are refused by field")

@@ -67,7 +67,7 @@ static int fuzz_build(struct cpol_policy *p, uint32_t n)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1, 0 };
 	p->params = arena_calloc(&p->arena, NSIG, sizeof(*p->params));
 	p->tools = arena_calloc(&p->arena, 1, sizeof(*p->tools));
 	p->constraints = arena_calloc(&p->arena, n ? n : 1, sizeof(*p->constraints));

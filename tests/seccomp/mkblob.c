@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 	policy_init(&p);
 	p.arch = CPOL_ARCH_X86_64;
 	/* The least a loadable policy holds: nonzero limits, empty tables. */
-	p.limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
+	p.limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1, 0 };
 	if (mk_filter(argv[1], &p) < 0)
 		goto out;
 	memset(&err, 0, sizeof(err));

@@ -349,7 +349,7 @@ SAMPLE_RESULT = {
     "enforcement": {"namespaces": "user,mount,pid,net,ipc,uts,cgroup",
                     "filesystem": "tmpfs root, 5 read-only binds, workspace rw, pivot_root", "network": "none",
                     "identity": "uid 1001 gid 1000 as host 1892418555/1892418555, no supplementary groups",
-                    "memory": "cgroup-v1", "pids": "cgroup-v1", "landlock": "abi-7",
+                    "memory": "cgroup-v1", "pids": "cgroup-v1", "cpu": "none", "landlock": "abi-7",
                     "seccomp": "filter(246 insns)", "capabilities": "none", "noNewPrivs": True,
                     "rlimits": "fsize,nofile,core", "timeout": "supervisor+pid-ns-init"},
     "error": None,

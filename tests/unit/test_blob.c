@@ -130,6 +130,7 @@ static void build_rich(struct cpol_policy *p)
 		.open_files = 256,
 		.mode = CPOL_MODE_ISOLATED,
 		.ws_entries = CPOL_MAX_WS_ENTRIES, /* the largest allowed */
+		.cpu_milli = 1500, /* format 3.3: the longer LIMITS record */
 	};
 	p->exec = (struct cpol_executor){
 		.interpreter = "/usr/bin/python3",
@@ -269,7 +270,7 @@ static void build_minimal(struct cpol_policy *p)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1, 0 };
 	/* META / EXECUTOR strings left NULL: emit writes them as "". */
 }
 
@@ -567,6 +568,9 @@ static const char *check_invariants(const struct cpol_policy *p)
 		return "zero limit";
 	if (l->ws_entries > CPOL_MAX_WS_ENTRIES)
 		return "workspace entries";
+	if (l->cpu_milli != 0 &&
+	    (p->minor < CPOL_MINOR_CPU || l->cpu_milli < CPOL_CPU_MILLI_MIN || l->cpu_milli > CPOL_CPU_MILLI_MAX))
+		return "cpu quota";
 	if (check_preload(p) != NULL)
 		return check_preload(p);
 	if (l->mode > CPOL_MODE_LOCAL || p->exec.network > CPOL_NET_LOOPBACK ||
@@ -1302,6 +1306,81 @@ static void test_ws_entries(void **state)
 	free(blob);
 }
 
+/* The LIMITS section's size in the table: 96, or 104 with a CPU quota. */
+static uint64_t limits_size(const uint8_t *blob)
+{
+	return get_le(blob + CPOL_HEADER_SIZE + (size_t)(CPOL_SEC_LIMITS - 1) * CPOL_SEC_ENT_BYTES + CPOL_SEC_ENT_SIZE,
+		      8);
+}
+
+/* limits.cpu_milli (format 3.3): 8 more LIMITS bytes only in a blob that
+ * sets a quota; the section's size says which, the minor must allow it. */
+static void test_cpu_quota(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *r;
+	size_t len;
+
+	(void)state;
+	emit_rich(&blob, &len);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_CPU);
+	assert_int_equal(limits_size(blob), CPOL_LIMITS_CPU_BYTES);
+	r = rec(blob, CPOL_SEC_LIMITS, 0, CPOL_LIMITS_CPU_BYTES);
+	assert_int_equal(get_le(r + CPOL_LIM_CPU_MILLI, 4), 1500);
+	assert_int_equal(get_le(r + CPOL_LIM_CPU_RESERVED, 4), 0);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.limits.cpu_milli, 1500);
+	policy_free(&q);
+	/* A long record says "quota": 0 there would be a second spelling of
+	 * "none", and the bounds are the descriptor's. */
+	put_le(r + CPOL_LIM_CPU_MILLI, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "limits.cpu_milli", "is 0 thousandths", "96-byte record");
+	put_le(r + CPOL_LIM_CPU_MILLI, 4, CPOL_CPU_MILLI_MIN - 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "limits.cpu_milli", "allows 10 to 1024000", "");
+	put_le(r + CPOL_LIM_CPU_MILLI, 4, CPOL_CPU_MILLI_MAX + 1);
+	rehash(blob);
+	expect_field(blob, len, "limits.cpu_milli");
+	put_le(r + CPOL_LIM_CPU_MILLI, 4, CPOL_CPU_MILLI_MIN);
+	put_le(r + CPOL_LIM_CPU_RESERVED, 4, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "limits.reserved", "holds 1", "must be 0");
+	put_le(r + CPOL_LIM_CPU_RESERVED, 4, 0);
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.limits.cpu_milli, CPOL_CPU_MILLI_MIN);
+	policy_free(&q);
+	/* A blob that claims an older minor has only the 96-byte layout. */
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_CPU - 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "section[4].size", "104 bytes", "records of 96 bytes");
+	free(blob);
+
+	/* Without a quota the record is the old one and the minor what the
+	 * rest needs (preloads: 1); with neither, a 3.0 blob. */
+	build_rich(&p);
+	p.limits.cpu_milli = 0;
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PRELOAD);
+	assert_int_equal(limits_size(blob), CPOL_LIMITS_BYTES);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.limits.cpu_milli, 0);
+	policy_free(&q);
+	policy_free(&p);
+	free(blob);
+	build_rich(&p);
+	p.exec.npreload = 0;
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_CPU);
+	policy_free(&p);
+	free(blob);
+}
+
 /* executor.preload (format 3.1): the count in the executor's word at 28,
  * the names in STRLIST[0, count); a policy without one is a 3.0 blob. */
 static void test_preload(void **state)
@@ -1312,7 +1391,11 @@ static void test_preload(void **state)
 	size_t len, at;
 
 	(void)state;
-	emit_rich(&blob, &len);
+	/* Preloads alone: minor 1 (the rich policy's CPU quota is 3.3). */
+	build_rich(&p);
+	p.limits.cpu_milli = 0;
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	policy_free(&p);
 	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PRELOAD);
 	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_BYTES);
 	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
@@ -1324,6 +1407,7 @@ static void test_preload(void **state)
 	 * before the tools' lists. */
 	build_rich(&p);
 	p.exec.npreload = 0;
+	p.limits.cpu_milli = 0;
 	free(blob);
 	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
 	assert_int_equal(p.minor, 0);
@@ -1895,6 +1979,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_cpu_quota),
 		cmocka_unit_test(test_param_depth_bound),
 		cmocka_unit_test(test_items_not_required),
 		cmocka_unit_test(test_output_path_escape),

@@ -83,7 +83,7 @@ static void build_sig(struct cpol_policy *p)
 {
 	policy_init(p);
 	p->arch = CPOL_ARCH_X86_64;
-	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1 };
+	p->limits = (struct cpol_limits){ 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, CPOL_MODE_LOCAL, 1, 0 };
 	p->nparams = P_ALL;
 	p->params = arena_calloc(&p->arena, P_ALL, sizeof(*p->params));
 	p->ntools = 1;

@@ -1079,7 +1079,7 @@ static void test_cgroup_holds_setsid_grandchild(void **state)
 	struct tool_exec_res res;
 	struct cg_host h;
 	struct cg_run cg;
-	struct cg_limits lim = { 64u << 20, 16 };
+	struct cg_limits lim = { 64u << 20, 16, 0, 0 };
 	char name[64], err[512], p[64], line[512];
 	int fds[CG_PROCS_FDS];
 	long child;

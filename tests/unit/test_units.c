@@ -153,6 +153,27 @@ static void test_seconds(void **state)
 	run_cases(units_parse_seconds_ms, cases, NCASES(cases));
 }
 
+/* execution.runtime.cpu: the same decimal as seconds, in thousandths of a
+ * CPU, its messages in CPUs. */
+static void test_cpus(void **state)
+{
+	static const struct ucase cases[] = {
+		{ "0.5", 500, NULL },
+		{ "1.5", 1500, NULL },
+		{ "2", 2000, NULL },
+		{ "0.01", 10, NULL },
+		{ "0.0005", 0, "at most 3 decimals (thousandths of a CPU)" },
+		{ "500m", 0, "not a number of CPUs (write e.g. 0.5 or 2, without a unit)" },
+		{ "1.", 0, "write a digit after the decimal point" },
+		{ "-1", 0, "no sign is allowed" },
+		{ "half", 0, "not a number of CPUs (write e.g. 0.5 or 2)" },
+		{ "", 0, "empty value" },
+	};
+
+	(void)state;
+	run_cases(units_parse_cpus_milli, cases, NCASES(cases));
+}
+
 static int parse_uint_max1000(const char *s, size_t len, uint64_t *out, const char **why)
 {
 	return units_parse_uint(s, len, 1000, out, why);
@@ -334,7 +355,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size),          cmocka_unit_test(test_duration),
-		cmocka_unit_test(test_seconds),       cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_seconds), cmocka_unit_test(test_cpus),       cmocka_unit_test(test_uint),
 		cmocka_unit_test(test_int),           cmocka_unit_test(test_number),
 		cmocka_unit_test(test_format_size),   cmocka_unit_test(test_format_duration),
 	};

@@ -70,7 +70,7 @@ def result_for(req, eid, status="succeeded", stdout=""):
                   "workspaceEntries": 0},
         "enforcement": {"namespaces": "user,mount,pid,net,ipc,uts,cgroup", "filesystem": "tmpfs root",
                         "network": "none", "identity": "uid 1001 gid 1000", "memory": "cgroup-v1",
-                        "pids": "cgroup-v1", "landlock": "abi-7", "seccomp": "filter(1 insns)",
+                        "pids": "cgroup-v1", "cpu": "none", "landlock": "abi-7", "seccomp": "filter(1 insns)",
                         "capabilities": "none", "noNewPrivs": True, "rlimits": "fsize,nofile,core",
                         "timeout": "supervisor+pid-ns-init"},
         "error": err,
