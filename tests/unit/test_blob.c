@@ -697,6 +697,19 @@ static void emit_rich(uint8_t **blob, size_t *len)
 	policy_free(&p);
 }
 
+/* The rich policy without its CPU quota: a 3.1 blob (its preloads). */
+static void emit_rich_3_1(uint8_t **blob, size_t *len)
+{
+	struct cpol_policy p;
+	struct blob_error err;
+
+	build_rich(&p);
+	p.limits.cpu_milli = 0;
+	assert_int_equal(blob_emit(&p, blob, len, &err), 0);
+	assert_int_equal(get_le(*blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PRELOAD);
+	policy_free(&p);
+}
+
 /* Load a corrupted blob and insist on the field named and on two pieces
  * of the message ("" for any). */
 static void expect_field_msg(const uint8_t *blob, size_t len, const char *field, const char *want1,
@@ -740,8 +753,9 @@ static void test_roundtrip(void **state)
 	assert_memory_equal(p.sha256, q.sha256, 32);
 	assert_memory_equal(blob + CPOL_HDR_SHA256, q.sha256, 32);
 	assert_int_equal(q.major, CPOL_VERSION_MAJOR);
-	/* The oldest minor that holds it: preloads, no result schema. */
-	assert_int_equal(q.minor, CPOL_MINOR_PRELOAD);
+	/* The oldest minor that holds it: preloads and a CPU quota, no result
+	 * schema. */
+	assert_int_equal(q.minor, CPOL_MINOR_CPU);
 	assert_int_equal(q.arch, CPOL_ARCH_X86_64);
 	assert_null(check_invariants(&q));
 	assert_int_equal(policy_find_tool(&q, "menu.lookup"), 1);
@@ -1053,7 +1067,7 @@ static void test_tool_daily_budget(void **state)
 	size_t len;
 
 	(void)state;
-	emit_rich(&blob, &len);
+	emit_rich_3_1(&blob, &len);
 	r = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
 	assert_int_equal(get_le(r + CPOL_TOOL_MAX_CALLS_PER_DAY, 4), 50);
 	/* The word after the budget is 3.2's result schema: reserved in this
@@ -1168,7 +1182,7 @@ static void test_tool_cgroup_limits(void **state)
 	size_t len;
 
 	(void)state;
-	emit_rich(&blob, &len);
+	emit_rich_3_1(&blob, &len); /* word 108 is reserved below 3.2 */
 	r = rec(blob, CPOL_SEC_TOOLS, 0, CPOL_TOOL_BYTES);
 	assert_int_equal(get_le(r + CPOL_TOOL_MEMORY_BYTES, 8), 64u << 20);
 	assert_int_equal(get_le(r + CPOL_TOOL_PIDS, 4), 8);
@@ -1205,6 +1219,7 @@ static void build_returns(struct cpol_policy *p)
 	m->props = (struct cpol_range){ P_COUNT + 1, 1 };
 	mk_param(p, P_COUNT + 1, "id", CPOL_T_STRING, CPOL_PRM_F_REQUIRED);
 	p->tools[1].returns = P_COUNT + 1; /* biased: 1 + the index */
+	p->limits.cpu_milli = 0;           /* 3.2 alone, not 3.3 */
 }
 
 static void test_tool_returns(void **state)
