@@ -24,12 +24,25 @@
 
 #include "common/suggest.h"
 
+/* Where positions of a text are found without walking it from the top:
+ * built once by src_read()/src_from_mem() (compiler/src_pos.c). */
+struct src_index {
+	struct src_stop *stops;
+	size_t n;
+	/* Steps walked by lookups since the build: tests check with it that
+	 * the work of finding positions grows with the input, not its square. */
+	size_t steps;
+};
+
 /* A text input held in memory for the whole compile, so diagnostics can
- * quote its lines.  Owns path and text. */
+ * quote its lines.  Owns path, text and index.  One built by hand (tests)
+ * may leave index NULL: its positions are then found by walking from the
+ * top. */
 struct src_file {
 	char *path;
 	char *text; /* NUL-terminated copy, len bytes before the NUL */
 	size_t len;
+	struct src_index *index;
 };
 
 enum diag_sev { DIAG_NOTE = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
@@ -74,10 +87,25 @@ int src_read(const char *path, size_t max_bytes, struct src_file *out, struct di
 int src_from_mem(const char *path, const char *text, size_t len, size_t max_bytes, struct src_file *out,
 		 struct diags *d);
 void src_free(struct src_file *f);
+
+/* Positions (compiler/src_pos.c), each O(log n) with the index. */
 /* 1-based line and column of byte offset in f->text, counted as libyaml
  * counts (code points; LF, CR, CR LF, NEL, LS, PS end a line; a leading BOM
  * is not a column).  For errors known by byte offset. */
 void src_pos(const struct src_file *f, size_t offset, uint32_t *line, uint32_t *col);
+/* The inverse: byte offset of 1-based line:col.  A column past the end of
+ * its line gives the offset of the line's break; a line past the end of
+ * the file gives f->len. */
+size_t src_offset(const struct src_file *f, uint32_t line, uint32_t col);
+/* The bytes of 1-based line `line`, without its break.  -1 when the file
+ * has fewer lines. */
+int src_line_span(const struct src_file *f, uint32_t line, const char **start, const char **end);
+/* Bytes in the code point starting at p (a stray byte counts as one). */
+size_t src_cp_len(const char *p, const char *end);
+/* Build f->index over f->text (replacing any); -1 when out of memory.
+ * src_free() frees it, src_index_free() alone too. */
+int src_index_build(struct src_file *f);
+void src_index_free(struct src_file *f);
 
 
 #endif

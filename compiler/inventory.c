@@ -518,28 +518,18 @@ static int constraints_shape(struct schema_ctx *c, const struct ynode *n, const 
  * the scalar's value is its source text verbatim, on one line: plain, or
  * quoted without escapes.  Anything else (a block scalar, a folded line,
  * an escape) is refused rather than reported at a wrong column.  The byte
- * offset is found by a simple walk and then confirmed with src_pos(), the
- * function the YAML positions are defined by, so the two cannot disagree.
+ * offset comes from the file's position index (src_offset(), the inverse
+ * of the src_pos() that YAML positions are defined by), so finding it costs
+ * the same wherever in the file the constraint is.
  */
 static int constraint_text_pos(const struct src_file *f, const struct ynode *n, uint32_t *line, uint32_t *col)
 {
 	const unsigned char *t = (const unsigned char *)f->text;
-	size_t off = 0;
-	uint32_t l = 1, k = 1, l2, k2;
+	size_t off = src_offset(f, n->line, n->col);
+	uint32_t l2, k2;
 
-	if (f->len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
-		off = 3; /* a BOM is not a column */
-	while (off < f->len && l < n->line) {
-		if (t[off++] == '\n') {
-			l++;
-		}
-	}
-	while (off < f->len && k < n->col && t[off] != '\n' && t[off] != '\r') {
-		off++;
-		while (off < f->len && (t[off] & 0xC0) == 0x80)
-			off++;
-		k++;
-	}
+	/* A node whose column lies past the end of its line (cannot happen
+	 * for a mark libyaml made) would land on the break: refused. */
 	src_pos(f, off, &l2, &k2);
 	if (l2 != n->line || k2 != n->col)
 		return -1;

@@ -12,45 +12,6 @@
 
 /* --- positions ------------------------------------------------------------ */
 
-/* Length of the code point whose lead byte is c (stray bytes count one). */
-static size_t cp_len(unsigned char c)
-{
-	if (c >= 0xF0)
-		return 4;
-	if (c >= 0xE0)
-		return 3;
-	if (c >= 0xC0)
-		return 2;
-	return 1;
-}
-
-/* Byte offset of 1-based line:col in f, as libyaml counts (a leading BOM is
- * not a column; LF, CR and CR LF end a line).  Past the end: f->len. */
-static size_t pos_offset(const struct src_file *f, uint32_t line, uint32_t col)
-{
-	size_t i = 0, len = f->len;
-	const char *t = f->text;
-	uint32_t l = 1, cc = 1;
-
-	if (t == NULL)
-		return 0;
-	if (len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
-		i = 3;
-	while (i < len && l < line) {
-		if (t[i] == '\n' || t[i] == '\r') {
-			if (t[i] == '\r' && i + 1 < len && t[i + 1] == '\n')
-				i++;
-			l++;
-		}
-		i++;
-	}
-	while (i < len && cc < col && t[i] != '\n' && t[i] != '\r') {
-		i += cp_len((unsigned char)t[i]);
-		cc++;
-	}
-	return i < len ? i : len;
-}
-
 /* Offset of the end of the line holding off, trailing blanks and a comment
  * left out. */
 static size_t line_end(const struct src_file *f, size_t off)
@@ -151,7 +112,7 @@ static void pos_of_node(const struct src_file *f, const struct ynode *n, struct 
 		pos->end_col = pos->col + 1;
 		return;
 	}
-	off = pos_offset(f, pos->line, pos->col);
+	off = src_offset(f, pos->line, pos->col);
 	end = (n != NULL && n->kind == YN_SCALAR) ? scalar_end(f, off, n) : line_end(f, off);
 	src_pos(f, end, &pos->end_line, &pos->end_col);
 	if (pos->end_line == pos->line && pos->end_col <= pos->col)
@@ -172,7 +133,7 @@ static void pos_of_loc(const struct ast_loc *loc, struct lint_pos *pos)
 	pos->end_col = pos->col + 1;
 	if (f == NULL || f->text == NULL)
 		return;
-	off = pos_offset(f, pos->line, pos->col);
+	off = src_offset(f, pos->line, pos->col);
 	for (e = off; e < f->len; e++) {
 		char ch = f->text[e];
 

@@ -503,7 +503,7 @@ static void test_errors_all_reported(void **state)
  * generator refuses it because the blob's strings are NUL-terminated. */
 static void test_nul_in_string(void **state)
 {
-	static const struct src_file f = { (char *)"c.yaml", (char *)"", 0 };
+	static const struct src_file f = { (char *)"c.yaml", (char *)"", 0, NULL };
 	struct ast_node lit = { .kind = AST_STR, .loc = { &f, 1, 9 }, .str = "a\0b", .len = 3 };
 	struct ast_node id = { .kind = AST_IDENT, .loc = { &f, 1, 1 }, .str = "name", .len = 4 };
 	struct ast_node eq = { .kind = AST_BINARY, .op = AST_OP_EQ, .loc = { &f, 1, 1 }, .a = &id, .b = &lit };
@@ -985,7 +985,7 @@ static uint32_t rnd(struct rng *r, uint32_t n)
 	return (uint32_t)((r->s * 2685821657736338717ull) >> 33) % n;
 }
 
-static const struct src_file diff_file = { (char *)"diff", (char *)"", 0 };
+static const struct src_file diff_file = { (char *)"diff", (char *)"", 0, NULL };
 
 static struct ast_node *nn(struct arena *a, enum ast_kind k)
 {
