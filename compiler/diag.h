@@ -72,7 +72,15 @@ void diags_free(struct diags *d);
 void diag_at(struct diags *d, enum diag_sev sev, const struct src_file *f, uint32_t line, uint32_t col,
 	     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* Print every diagnostic in the order reported: header line, then for a
+/* Sort d->v[from..] by file, line and column (compiler/diag_sort.c).
+ * Files are ordered as in files[] (the inputs as given); a diagnostic with
+ * no file comes first, one in a file not listed (a policy file) after them,
+ * by path.  Within a file, one with no position (line 0) comes first.  Each
+ * note stays after the error or warning before it; equal places keep the
+ * order reported.  -1 when out of memory, with d left as it was. */
+int diags_sort(struct diags *d, size_t from, const struct src_file *const *files, size_t nfiles);
+
+/* Print every diagnostic in the order it holds: header line, then for a
  * positioned one the source line and a caret line. */
 void diags_print(const struct diags *d, FILE *out);
 

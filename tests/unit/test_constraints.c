@@ -154,7 +154,7 @@ static void cx_print_diags(struct cx *x)
  * column 1); -1 when any reported an error. */
 static int cx_gen(struct cx *x, const char *const *texts, size_t n)
 {
-	struct constraint_src s = { &x->d, &x->p.arena, "c", x->p.params, P_TOP };
+	struct constraint_src s = { &x->d, &x->p.arena, "c", x->p.params, P_TOP, NULL, 0, 0 };
 	int rc = 0;
 
 	assert_true(n <= MAX_EXPRS);
@@ -512,7 +512,7 @@ static void test_nul_in_string(void **state)
 
 	(void)state;
 	cx_init(&x);
-	s = (struct constraint_src){ &x.d, &x.p.arena, "c", x.p.params, P_TOP };
+	s = (struct constraint_src){ &x.d, &x.p.arena, "c", x.p.params, P_TOP, NULL, 0, 0 };
 	assert_int_equal(constraint_gen_expr(&s, &eq, &x.code), -1);
 	assert_int_equal(x.d.nerrors, 1);
 	assert_string_equal(x.d.v[0].msg, "c: a string in a constraint cannot contain a NUL byte");
@@ -1460,7 +1460,7 @@ static void test_differential(void **state)
 		struct constraint_src s;
 
 		cx_init(&x);
-		s = (struct constraint_src){ &x.d, &x.p.arena, "diff", x.p.params, P_TOP };
+		s = (struct constraint_src){ &x.d, &x.p.arena, "diff", x.p.params, P_TOP, NULL, 0, 0 };
 		expr = gen_bool(&x.ast, &r, 1 + (int)rnd(&r, 4));
 		if (constraint_gen_expr(&s, expr, &x.code) != 0) {
 			cx_print_diags(&x);
