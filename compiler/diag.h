@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "common/suggest.h"
+#include "cordon/arena.h"
 
 /* Where positions of a text are found without walking it from the top:
  * built once by src_read()/src_from_mem() (compiler/src_pos.c). */
@@ -114,6 +115,9 @@ size_t src_cp_len(const char *p, const char *end);
  * src_free() frees it, src_index_free() alone too. */
 int src_index_build(struct src_file *f);
 void src_index_free(struct src_file *f);
+/* Move f->index into arena a, for a file whose text moves there too; -1
+ * when out of memory, with f->index left as it was. */
+int src_index_adopt(struct src_file *f, struct arena *a);
 
 
 #endif

@@ -127,6 +127,26 @@ void src_index_free(struct src_file *f)
 	f->index = NULL;
 }
 
+int src_index_adopt(struct src_file *f, struct arena *a)
+{
+	struct src_index *ix;
+
+	if (f->index == NULL)
+		return 0;
+	ix = arena_alloc(a, sizeof(*ix));
+	if (ix == NULL)
+		return -1;
+	*ix = *f->index;
+	ix->stops = ix->n > 0 ? arena_calloc(a, ix->n, sizeof(*ix->stops)) : NULL;
+	if (ix->n > 0 && ix->stops == NULL)
+		return -1;
+	if (ix->n > 0)
+		memcpy(ix->stops, f->index->stops, ix->n * sizeof(*ix->stops));
+	src_index_free(f);
+	f->index = ix;
+	return 0;
+}
+
 /* The last stop at or before offset off (by_pos 0) or position line:col
  * (by_pos 1); the top of the file when there is none. */
 static struct src_stop src_stop_before(const struct src_file *f, int by_pos, size_t off, uint32_t line,
