@@ -239,7 +239,8 @@ int compile_sources_opt(const struct src_file *app, const struct src_file *const
 	struct inventory inv = { NULL, 0, 0, 0 };
 	struct schema_ctx c = { d, app, NULL };
 	const struct ynode *agents = NULL;
-	size_t errors0 = d->nerrors, i, parsed = 0;
+	const struct src_file **files = NULL;
+	size_t errors0 = d->nerrors, diags0 = d->n, i, parsed = 0;
 	int app_ok, inv_ok = 1;
 
 	policy_init(p);
@@ -277,17 +278,18 @@ int compile_sources_opt(const struct src_file *app, const struct src_file *const
 				loopback_check(app, app_doc.root, p, d);
 	}
 
-	/* Stage 3: inventories, then tools sorted and checked as one set. */
-	if (inv_ok) {
-		for (i = 0; i < ntools; i++) {
-			c.f = tools[i];
-			if (inventory_load(&c, tool_docs[i].root, &inv) != 0)
-				inv_ok = 0;
-		}
-		c.f = app;
-		if (inventory_finish(&c, &inv, p) != 0)
+	/* Stage 3: inventories, then tools sorted and checked as one set.  A
+	 * file cut short by a syntax error is left out, not the others: one
+	 * run reports every inventory's errors (issue 14: a syntax error in
+	 * one file used to hide the rest until it was fixed). */
+	for (i = 0; i < ntools; i++) {
+		c.f = tools[i];
+		if (tool_docs[i].root != NULL && inventory_load(&c, tool_docs[i].root, &inv) != 0)
 			inv_ok = 0;
 	}
+	c.f = app;
+	if (inventory_finish(&c, &inv, p) != 0)
+		inv_ok = 0;
 
 	/* Stage 4: agents name tools; with a broken inventory every name would
 	 * look unknown, so they are only resolved against a complete one. */
@@ -296,6 +298,16 @@ int compile_sources_opt(const struct src_file *app, const struct src_file *const
 		agents_resolve(&c, agents, p);
 	}
 out:
+	/* By file, line and column, the inputs in command-line order; kept in
+	 * the order reported when there is no memory to sort. */
+	files = calloc(ntools + 1, sizeof(*files));
+	if (files != NULL) {
+		files[0] = app;
+		for (i = 0; i < ntools; i++)
+			files[i + 1] = tools[i];
+		diags_sort(d, diags0, files, ntools + 1);
+	}
+	free(files);
 	inventory_free(&inv);
 	ydoc_free(&app_doc);
 	for (i = 0; i < parsed; i++)

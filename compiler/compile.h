@@ -77,7 +77,9 @@ void compile_dirs_free(char **dirs, size_t n);
 /* The whole front end over in-memory sources (tests and fuzzers use it
  * directly).  p is initialised by the call; free it whatever the result,
  * after printing d (diagnostics may quote policy files kept in p's arena).
- * Returns 0, or -1 when any error was reported. */
+ * The diagnostics it adds to d are sorted by file (app, then tools in
+ * order), line and column (diags_sort()).  Returns 0, or -1 when any error
+ * was reported. */
 int compile_sources(const struct src_file *app, const struct src_file *const *tools, size_t ntools,
 		    struct cpol_policy *p, struct diags *d);
 int compile_sources_opt(const struct src_file *app, const struct src_file *const *tools, size_t ntools,

@@ -200,6 +200,16 @@ static uint32_t cg_find_param(const struct cg *g, const char *name)
 	return CPOL_NONE;
 }
 
+static int cg_broken_param(const struct constraint_src *s, const char *name)
+{
+	if (s->all_broken)
+		return 1;
+	for (size_t i = 0; i < s->nbroken; i++)
+		if (strcmp(s->broken[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 static void cg_unknown_param(struct cg *g, const struct ast_node *n)
 {
 	const char *cands[64] = { NULL };
@@ -207,6 +217,11 @@ static void cg_unknown_param(struct cg *g, const struct ast_node *n)
 	size_t k = 0, used = 0;
 	const char *hint;
 
+	/* One error a mistake: the spec's own error stands for this use. */
+	if (cg_broken_param(g->s, n->str)) {
+		g->errors++;
+		return;
+	}
 	for (uint32_t i = 0; i < g->s->nparams && k < 64; i++)
 		cands[k++] = g->s->params[i].name;
 	hint = suggest_nearest(n->str, cands, k);

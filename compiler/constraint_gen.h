@@ -33,6 +33,13 @@ struct constraint_src {
 	const char *path; /* "tools.mail.send.constraints[0]": prefix of every message */
 	const struct cpol_param *params; /* the tool's top-level params, sorted by name */
 	uint32_t nparams;
+	/* Parameters whose specs had errors, already reported there: a name
+	 * among them is not judged again, and the expression fails without a
+	 * message of its own.  all_broken: the params could not be read at
+	 * all, so every unknown name is one of those. */
+	const char *const *broken;
+	size_t nbroken;
+	int all_broken;
 };
 
 /* Most values an `x in [...]` list may hold. */

@@ -3,10 +3,8 @@
  *
  * Lines and columns here must agree with libyaml's marks, because most
  * diagnostics carry a position libyaml computed and are printed by quoting
- * the line this file finds.  libyaml counts a column per code point and ends
- * a line at LF, CR, CR LF, NEL (U+0085), LS (U+2028) and PS (U+2029); it does
- * not see a leading UTF-8 byte order mark.  src_line_span() and src_pos()
- * follow the same rules, so a caret lands under the character libyaml meant.
+ * the line src_line_span() finds (compiler/src_pos.c follows libyaml's
+ * rules), so a caret lands under the character libyaml meant.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,105 +102,6 @@ static const char *diag_sev_word(enum diag_sev sev)
 		break;
 	}
 	return "note";
-}
-
-/* Byte length of the line break at p (0 when none), by libyaml's rules. */
-static size_t src_break_len(const char *p, const char *end)
-{
-	const unsigned char *u = (const unsigned char *)p;
-	size_t left = (size_t)(end - p);
-
-	if (left == 0)
-		return 0;
-	if (u[0] == '\n')
-		return 1;
-	if (u[0] == '\r')
-		return (left >= 2 && u[1] == '\n') ? 2 : 1;
-	if (left >= 2 && u[0] == 0xC2 && u[1] == 0x85)
-		return 2;
-	if (left >= 3 && u[0] == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9))
-		return 3;
-	return 0;
-}
-
-/* Bytes in the code point starting at p; a stray byte counts as one so the
- * walk always advances (text from src_read is valid, but be safe). */
-static size_t src_cp_len(const char *p, const char *end)
-{
-	unsigned char c = (unsigned char)*p;
-	size_t n = 1, left = (size_t)(end - p);
-
-	if (c >= 0xF0)
-		n = 4;
-	else if (c >= 0xE0)
-		n = 3;
-	else if (c >= 0xC0)
-		n = 2;
-	return n <= left ? n : 1;
-}
-
-/* Where text proper starts: after a UTF-8 byte order mark, which libyaml
- * skips without counting a column. */
-static size_t src_text_start(const struct src_file *f)
-{
-	if (f->len >= 3 && memcmp(f->text, "\xEF\xBB\xBF", 3) == 0)
-		return 3;
-	return 0;
-}
-
-/* The bytes of 1-based line `line`, without its break.  -1 when the file
- * has fewer lines.  The empty line after a final break exists, because
- * libyaml puts end-of-stream errors there. */
-static int src_line_span(const struct src_file *f, uint32_t line, const char **start, const char **end)
-{
-	const char *p, *e;
-	uint32_t cur = 1;
-
-	if (f->text == NULL || line == 0)
-		return -1;
-	p = f->text + src_text_start(f);
-	e = f->text + f->len;
-	while (cur < line) {
-		while (p < e && src_break_len(p, e) == 0)
-			p++;
-		if (p == e)
-			return -1;
-		p += src_break_len(p, e);
-		cur++;
-	}
-	*start = p;
-	while (p < e && src_break_len(p, e) == 0)
-		p++;
-	*end = p;
-	return 0;
-}
-
-void src_pos(const struct src_file *f, size_t offset, uint32_t *line, uint32_t *col)
-{
-	const char *p, *e, *at;
-	uint32_t l = 1, c = 1;
-	size_t bl;
-
-	*line = 1;
-	*col = 1;
-	if (f == NULL || f->text == NULL)
-		return;
-	p = f->text + src_text_start(f);
-	e = f->text + f->len;
-	at = f->text + (offset < f->len ? offset : f->len);
-	while (p < at) {
-		bl = src_break_len(p, e);
-		if (bl > 0) {
-			p += bl;
-			l++;
-			c = 1;
-		} else {
-			p += src_cp_len(p, e);
-			c++;
-		}
-	}
-	*line = l;
-	*col = c;
 }
 
 /* Bytes that would move the terminal's cursor or start an escape sequence
@@ -357,6 +256,12 @@ static int src_take(const char *path, const char *text, size_t len, size_t max_b
 			return -1;
 		}
 	}
+	/* After the checks: the index walks code points that are known to be
+	 * whole. */
+	if (src_index_build(out) != 0) {
+		diag_at(d, DIAG_ERROR, out, 0, 0, "out of memory reading the file");
+		return -1;
+	}
 	return 0;
 }
 
@@ -436,6 +341,7 @@ out:
 
 void src_free(struct src_file *f)
 {
+	src_index_free(f);
 	free(f->path);
 	free(f->text);
 	memset(f, 0, sizeof(*f));

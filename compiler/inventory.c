@@ -105,7 +105,7 @@ static int pvec_reserve(struct pvec *pv, size_t more, uint32_t *first)
 }
 
 static int params_run(struct schema_ctx *c, const struct ynode *map, const char *path, int depth,
-		      struct pvec *pv, struct cpol_range *out);
+		      struct pvec *pv, struct cpol_range *out, uint8_t *ok);
 
 /* Keys that only some types take. */
 struct type_key {
@@ -215,8 +215,9 @@ static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char
 			rc = -1;
 		}
 	}
-	if (rc != 0)
-		return rc;
+	/* Past a key that does not fit the type the checks go on: each case
+	 * below reads only its own type's keys, so the rest of the spec is
+	 * judged in the same run without noise. */
 	if ((v = ymap_get(spec, "required")) != NULL) {
 		PATH(sub, "%s.required", path);
 		if (name[0] == '\0') {
@@ -350,7 +351,7 @@ static int param_fill(struct schema_ctx *c, const struct ynode *spec, const char
 			break;
 		}
 		PATH(sub, "%s.properties", path);
-		if (params_run(c, v, sub, depth + 1, pv, &prm.props) != 0)
+		if (params_run(c, v, sub, depth + 1, pv, &prm.props, NULL) != 0)
 			rc = -1;
 		break;
 	default:
@@ -370,9 +371,11 @@ static int cmp_key_order(const void *a, const void *b)
 	return strcmp(((const struct key_order *)a)->key->str, ((const struct key_order *)b)->key->str);
 }
 
-/* One mapping of name -> spec becomes a contiguous run, sorted by name. */
+/* One mapping of name -> spec becomes a contiguous run, sorted by name.
+ * ok, when not NULL, has room for map->n flags and gets 1 for each entry
+ * of the run (in its sorted order) whose name and spec had no error. */
 static int params_run(struct schema_ctx *c, const struct ynode *map, const char *path, int depth,
-		      struct pvec *pv, struct cpol_range *out)
+		      struct pvec *pv, struct cpol_range *out, uint8_t *ok)
 {
 	char sub[SCHEMA_PATH_MAX];
 	struct key_order *ord = NULL;
@@ -431,6 +434,8 @@ static int params_run(struct schema_ctx *c, const struct ynode *map, const char 
 		}
 		if (param_fill(c, ord[i].val, sub, depth, name, NULL, pv, first + (uint32_t)i) != 0)
 			rc = -1;
+		else if (ok != NULL)
+			ok[i] = 1;
 	}
 out:
 	free(ord);
@@ -523,28 +528,18 @@ static int constraints_shape(struct schema_ctx *c, const struct ynode *n, const 
  * the scalar's value is its source text verbatim, on one line: plain, or
  * quoted without escapes.  Anything else (a block scalar, a folded line,
  * an escape) is refused rather than reported at a wrong column.  The byte
- * offset is found by a simple walk and then confirmed with src_pos(), the
- * function the YAML positions are defined by, so the two cannot disagree.
+ * offset comes from the file's position index (src_offset(), the inverse
+ * of the src_pos() that YAML positions are defined by), so finding it costs
+ * the same wherever in the file the constraint is.
  */
 static int constraint_text_pos(const struct src_file *f, const struct ynode *n, uint32_t *line, uint32_t *col)
 {
 	const unsigned char *t = (const unsigned char *)f->text;
-	size_t off = 0;
-	uint32_t l = 1, k = 1, l2, k2;
+	size_t off = src_offset(f, n->line, n->col);
+	uint32_t l2, k2;
 
-	if (f->len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
-		off = 3; /* a BOM is not a column */
-	while (off < f->len && l < n->line) {
-		if (t[off++] == '\n') {
-			l++;
-		}
-	}
-	while (off < f->len && k < n->col && t[off] != '\n' && t[off] != '\r') {
-		off++;
-		while (off < f->len && (t[off] & 0xC0) == 0x80)
-			off++;
-		k++;
-	}
+	/* A node whose column lies past the end of its line (cannot happen
+	 * for a mark libyaml made) would land on the break: refused. */
 	src_pos(f, off, &l2, &k2);
 	if (l2 != n->line || k2 != n->col)
 		return -1;
@@ -562,21 +557,79 @@ static int constraint_text_pos(const struct src_file *f, const struct ynode *n, 
 	return 0;
 }
 
-/* Compile one tool's constraints after its params are built; ts->tool's
- * constraints range is set to the run of instructions appended to code. */
-static int constraints_build(struct schema_ctx *c, struct tool_src *ts, const struct cpol_param *params,
+/*
+ * Build one tool's params into pv, and fill sig with the signature its
+ * constraints are judged against: the whole run when it built cleanly;
+ * else the parameters that did, with every other name marked broken, so
+ * a constraint's own mistakes are reported in the same run as the specs'
+ * and a use of a broken parameter adds no second error.  sig's arrays
+ * live in scratch; sig->params points into pv until pv grows.
+ */
+static int tool_params_build(struct schema_ctx *c, struct tool_src *ts, struct pvec *pv, struct arena *scratch,
+			     struct constraint_src *sig)
+{
+	char path[SCHEMA_PATH_MAX];
+	const struct ynode *map = ts->params;
+	struct cpol_param *good;
+	const char **broken;
+	uint8_t *ok;
+	uint32_t n, i, ng = 0;
+	size_t k, j;
+
+	sig->params = NULL;
+	sig->nparams = 0;
+	sig->broken = NULL;
+	sig->nbroken = 0;
+	sig->all_broken = 0;
+	if (map == NULL)
+		return 0;
+	ok = arena_calloc(scratch, map->kind == YN_MAP && map->n ? map->n : 1, 1);
+	if (ok == NULL)
+		return -1;
+	PATH(path, "tools.%s.params", ts->tool.id);
+	if (params_run(c, map, path, 1, pv, &ts->tool.params, ok) == 0) {
+		sig->params = ts->tool.params.count ? pv->v + ts->tool.params.first : NULL;
+		sig->nparams = ts->tool.params.count;
+		return 0;
+	}
+	n = ts->tool.params.count;
+	if (n == 0) { /* not a mapping, or too many: no name can be judged */
+		sig->all_broken = 1;
+		return -1;
+	}
+	good = arena_calloc(scratch, n, sizeof(*good));
+	broken = arena_calloc(scratch, map->n, sizeof(*broken));
+	if (good == NULL || broken == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (ok[i])
+			good[ng++] = pv->v[ts->tool.params.first + i];
+	for (k = 0; k < map->n; k++) {
+		for (j = 0; j < ng && strcmp(good[j].name, map->keys[k]->str) != 0; j++)
+			;
+		if (j == ng)
+			broken[sig->nbroken++] = map->keys[k]->str;
+	}
+	sig->params = good;
+	sig->nparams = ng;
+	sig->broken = broken;
+	return -1;
+}
+
+/* Compile one tool's constraints against sig (tool_params_build());
+ * ts->tool's constraints range is set to the run of instructions appended
+ * to code. */
+static int constraints_build(struct schema_ctx *c, struct tool_src *ts, const struct constraint_src *sig,
 			     struct arena *ast_arena, struct constraint_code *code)
 {
 	char path[SCHEMA_PATH_MAX];
-	struct constraint_src src;
+	struct constraint_src src = *sig;
 	size_t first = code->n;
 	int rc = 0;
 
 	src.d = c->d;
 	src.a = c->a;
 	src.path = path;
-	src.params = ts->tool.params.count ? params + ts->tool.params.first : NULL;
-	src.nparams = ts->tool.params.count;
 	for (size_t i = 0; i < ts->constraints->n; i++) {
 		const struct ynode *e = ts->constraints->vals[i];
 		struct ast_node *expr = NULL;
@@ -967,31 +1020,26 @@ int inventory_finish(struct schema_ctx *c, struct inventory *inv, struct cpol_po
 	}
 	for (i = 0; i < inv->n; i++) {
 		struct tool_src *ts = &inv->v[i];
-		char path[SCHEMA_PATH_MAX];
+		struct constraint_src sig;
+		int dup = i > 0 && strcmp(ts->tool.id, inv->v[i - 1].tool.id) == 0;
 
-		if (i > 0 && strcmp(ts->tool.id, inv->v[i - 1].tool.id) == 0) {
-			c->f = ts->file;
+		c->f = ts->file;
+		if (dup) {
 			schema_error(c, ts->id_node, "duplicate tool id '%s'", ts->tool.id);
 			schema_note(c, inv->v[i - 1].file, inv->v[i - 1].id_node, "previous definition of '%s' is here",
 				    ts->tool.id);
 			rc = -1;
-			continue;
 		}
-		c->f = ts->file;
-		if (ts->params != NULL) {
-			PATH(path, "tools.%s.params", ts->tool.id);
-			if (params_run(c, ts->params, path, 1, &pv, &ts->tool.params) != 0) {
-				rc = -1;
-				/* Every name would look unknown: no constraint
-				 * is judged against a broken signature. */
-				ts->constraints = NULL;
-			}
-		}
+		/* A duplicate's params and constraints are still judged, so
+		 * their errors come in this run too; it never reaches p. */
+		if (tool_params_build(c, ts, &pv, &ast_arena, &sig) != 0)
+			rc = -1;
 		if (ts->returns != NULL && returns_build(c, ts, &pv) != 0)
 			rc = -1;
-		if (ts->constraints != NULL && constraints_build(c, ts, pv.v, &ast_arena, &code) != 0)
+		if (ts->constraints != NULL && constraints_build(c, ts, &sig, &ast_arena, &code) != 0)
 			rc = -1;
-		p->tools[p->ntools++] = ts->tool;
+		if (!dup)
+			p->tools[p->ntools++] = ts->tool;
 	}
 	c->f = f0;
 	if (rc != 0)

@@ -104,14 +104,15 @@ static struct src_file *srcs_add(struct policy_srcs *s, struct arena *a)
 	return f;
 }
 
-/* Move a file's path and text into the arena: diagnostics quote the file
- * after the parse, for as long as the arena's owner (the policy) lives. */
+/* Move a file's path, text and position index into the arena:
+ * diagnostics quote the file after the parse, for as long as the arena's
+ * owner (the policy) lives. */
 static int src_adopt(struct src_file *f, struct arena *a)
 {
 	char *path = f->path ? arena_strdup(a, f->path) : NULL;
 	char *text = f->text ? arena_strndup(a, f->text, f->len) : NULL;
 
-	if ((f->path != NULL && path == NULL) || (f->text != NULL && text == NULL))
+	if ((f->path != NULL && path == NULL) || (f->text != NULL && text == NULL) || src_index_adopt(f, a) != 0)
 		return -1;
 	free(f->path);
 	free(f->text);

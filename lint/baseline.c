@@ -67,12 +67,26 @@ out:
 	return rc;
 }
 
+/* One baseline entry, for matching. */
+struct base_ent {
+	const char *rule, *fp;
+};
+
+static int base_ent_cmp(const void *a, const void *b)
+{
+	const struct base_ent *x = a, *y = b;
+	int k = strcmp(x->rule, y->rule);
+
+	return k != 0 ? k : strcmp(x->fp, y->fp);
+}
+
 int lint_baseline_apply(const char *path, struct lint_ctx *c, char *err, size_t n)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0, i, j, nent;
 	cJSON *root = NULL, *list, *e;
-	char *used = NULL;
+	struct base_ent *ents = NULL;
+	size_t *taken = NULL;
 	int rc = -1;
 
 	if (file_read_all(path, BASELINE_MAX_BYTES, &buf, &len, err, n) != 0)
@@ -90,8 +104,9 @@ int lint_baseline_apply(const char *path, struct lint_ctx *c, char *err, size_t 
 		goto out;
 	}
 	nent = (size_t)cJSON_GetArraySize(list);
-	used = calloc(nent ? nent : 1, 1);
-	if (used == NULL) {
+	ents = calloc(nent ? nent : 1, sizeof(*ents));
+	taken = calloc(nent ? nent : 1, sizeof(*taken));
+	if (ents == NULL || taken == NULL) {
 		snprintf(err, n, "out of memory reading the baseline");
 		goto out;
 	}
@@ -106,30 +121,39 @@ int lint_baseline_apply(const char *path, struct lint_ctx *c, char *err, size_t 
 			snprintf(err, n, "%s: entry %zu has no rule or fingerprint string", path, j);
 			goto out;
 		}
+		ents[j].rule = r->valuestring;
+		ents[j].fp = f->valuestring;
 		j++;
 	}
+	/* Sorted, equal entries side by side: a finding takes the next
+	 * untaken one of its run (taken[] counts them at the run's first
+	 * entry), found by binary search instead of a scan of the file per
+	 * finding. */
+	qsort(ents, nent, sizeof(*ents), base_ent_cmp);
 	for (i = 0; i < c->n; i++) {
 		struct lint_finding *f = &c->v[i];
+		struct base_ent key = { f->rule->id, f->fingerprint };
+		size_t lo = 0, hi = nent;
 
 		if (f->state != LINT_ACTIVE)
 			continue;
-		j = 0;
-		cJSON_ArrayForEach(e, list)
-		{
-			const char *rule = cJSON_GetObjectItemCaseSensitive(e, "rule")->valuestring;
-			const char *fp = cJSON_GetObjectItemCaseSensitive(e, "fingerprint")->valuestring;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
 
-			if (!used[j] && strcmp(rule, f->rule->id) == 0 && strcmp(fp, f->fingerprint) == 0) {
-				used[j] = 1;
-				f->state = LINT_BASELINED;
-				break;
-			}
-			j++;
+			if (base_ent_cmp(&ents[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nent && lo + taken[lo] < nent && base_ent_cmp(&ents[lo + taken[lo]], &key) == 0) {
+			taken[lo]++;
+			f->state = LINT_BASELINED;
 		}
 	}
 	rc = 0;
 out:
-	free(used);
+	free(ents);
+	free(taken);
 	cJSON_Delete(root);
 	free(buf);
 	return rc;

@@ -12,45 +12,6 @@
 
 /* --- positions ------------------------------------------------------------ */
 
-/* Length of the code point whose lead byte is c (stray bytes count one). */
-static size_t cp_len(unsigned char c)
-{
-	if (c >= 0xF0)
-		return 4;
-	if (c >= 0xE0)
-		return 3;
-	if (c >= 0xC0)
-		return 2;
-	return 1;
-}
-
-/* Byte offset of 1-based line:col in f, as libyaml counts (a leading BOM is
- * not a column; LF, CR and CR LF end a line).  Past the end: f->len. */
-static size_t pos_offset(const struct src_file *f, uint32_t line, uint32_t col)
-{
-	size_t i = 0, len = f->len;
-	const char *t = f->text;
-	uint32_t l = 1, cc = 1;
-
-	if (t == NULL)
-		return 0;
-	if (len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
-		i = 3;
-	while (i < len && l < line) {
-		if (t[i] == '\n' || t[i] == '\r') {
-			if (t[i] == '\r' && i + 1 < len && t[i + 1] == '\n')
-				i++;
-			l++;
-		}
-		i++;
-	}
-	while (i < len && cc < col && t[i] != '\n' && t[i] != '\r') {
-		i += cp_len((unsigned char)t[i]);
-		cc++;
-	}
-	return i < len ? i : len;
-}
-
 /* Offset of the end of the line holding off, trailing blanks and a comment
  * left out. */
 static size_t line_end(const struct src_file *f, size_t off)
@@ -151,7 +112,7 @@ static void pos_of_node(const struct src_file *f, const struct ynode *n, struct 
 		pos->end_col = pos->col + 1;
 		return;
 	}
-	off = pos_offset(f, pos->line, pos->col);
+	off = src_offset(f, pos->line, pos->col);
 	end = (n != NULL && n->kind == YN_SCALAR) ? scalar_end(f, off, n) : line_end(f, off);
 	src_pos(f, end, &pos->end_line, &pos->end_col);
 	if (pos->end_line == pos->line && pos->end_col <= pos->col)
@@ -172,7 +133,7 @@ static void pos_of_loc(const struct ast_loc *loc, struct lint_pos *pos)
 	pos->end_col = pos->col + 1;
 	if (f == NULL || f->text == NULL)
 		return;
-	off = pos_offset(f, pos->line, pos->col);
+	off = src_offset(f, pos->line, pos->col);
 	for (e = off; e < f->len; e++) {
 		char ch = f->text[e];
 
@@ -482,19 +443,43 @@ static void fingerprint(struct lint_finding *f, unsigned occurrence)
 		snprintf(f->fingerprint + 2 * i, 3, "%02x", h[i]);
 }
 
-static void fingerprint_all(struct lint_ctx *c)
+/* Findings that count as repeats of one another: same rule, same file base
+ * name, same subject; ties in report order. */
+static int cmp_repeat(const void *a, const void *b)
 {
-	size_t i, j;
+	const struct lint_finding *x = *(const struct lint_finding *const *)a, *y = *(const struct lint_finding *const *)b;
+	int k;
 
+	if ((k = strcmp(x->rule->id, y->rule->id)) != 0 || (k = strcmp(base_name(x->pos.file), base_name(y->pos.file))) != 0 ||
+	    (k = strcmp(x->subject, y->subject)) != 0)
+		return k;
+	return x < y ? -1 : x > y;
+}
+
+/* Each finding's occurrence number is how many repeats of it come before
+ * it; sorted into groups of repeats, that is its place in its group.  A
+ * pairwise count took 8 million comparisons for 4000 findings. */
+static int fingerprint_all(struct lint_ctx *c)
+{
+	struct lint_finding **ord;
+	size_t i, g = 0;
+
+	if (c->n == 0)
+		return 0;
+	ord = malloc(c->n * sizeof(*ord));
+	if (ord == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		ord[i] = &c->v[i];
+	qsort(ord, c->n, sizeof(*ord), cmp_repeat);
 	for (i = 0; i < c->n; i++) {
-		unsigned occ = 0;
-
-		for (j = 0; j < i; j++)
-			if (c->v[j].rule == c->v[i].rule && strcmp(c->v[j].subject, c->v[i].subject) == 0 &&
-			    strcmp(base_name(c->v[j].pos.file), base_name(c->v[i].pos.file)) == 0)
-				occ++;
-		fingerprint(&c->v[i], occ);
+		if (i > 0 && (ord[i]->rule != ord[g]->rule || strcmp(ord[i]->subject, ord[g]->subject) != 0 ||
+			      strcmp(base_name(ord[i]->pos.file), base_name(ord[g]->pos.file)) != 0))
+			g = i;
+		fingerprint(ord[i], (unsigned)(i - g));
 	}
+	free(ord);
+	return 0;
 }
 
 /* --- the pipeline --------------------------------------------------------- */
@@ -552,7 +537,8 @@ int lint_run(struct lint_ctx *c, const struct lint_options *opt, const struct sr
 		lint_suppress(c);
 	if (c->n > 1)
 		qsort_r(c->v, c->n, sizeof(*c->v), cmp_finding, c);
-	fingerprint_all(c);
+	if (fingerprint_all(c) != 0)
+		c->oom = 1;
 	if (c->oom) {
 		diag_at(d, DIAG_ERROR, NULL, 0, 0, "out of memory while linting");
 		goto out;

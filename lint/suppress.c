@@ -203,37 +203,72 @@ static int covers(const struct directive *d, const struct lint_finding *f)
 	return 0;
 }
 
-static void scan_once(const struct src_file *f, const struct src_file **seen, size_t *nseen, size_t cap,
+/* The directives of one file: ds.v[first .. first + n), by line, since
+ * scan_file() reads the file top to bottom. */
+struct dir_run {
+	const struct src_file *f;
+	size_t first, n;
+};
+
+static void scan_once(const struct src_file *f, struct dir_run *runs, size_t *nruns, size_t cap,
 		      struct directives *ds)
 {
 	size_t i;
 
 	if (f == NULL)
 		return;
-	for (i = 0; i < *nseen; i++)
-		if (seen[i] == f)
+	for (i = 0; i < *nruns; i++)
+		if (runs[i].f == f)
 			return;
-	if (*nseen < cap)
-		seen[(*nseen)++] = f;
+	if (*nruns == cap)
+		return;
+	runs[*nruns].f = f;
+	runs[*nruns].first = ds->n;
 	scan_file(f, ds);
+	runs[*nruns].n = ds->n - runs[*nruns].first;
+	(*nruns)++;
+}
+
+/* The first directive that may cover f: in f's file, on its line or the
+ * one before (a directive alone on its line covers the next).  Found by
+ * binary search, so thousands of findings and directives cost n log n. */
+static size_t first_candidate(const struct directives *ds, const struct dir_run *r, const struct lint_finding *f)
+{
+	uint32_t from = f->pos.line > 1 ? f->pos.line - 1 : 1;
+	size_t lo = r->first, hi = r->first + r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ds->v[mid].pos.line < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 void lint_suppress(struct lint_ctx *c)
 {
 	struct directives ds = { NULL, 0, 0 };
-	const struct src_file *seen[64];
-	size_t nseen = 0, i, j, nfind = c->n;
+	struct dir_run runs[64];
+	size_t nruns = 0, i, j, k, nfind = c->n;
 
-	scan_once(c->app, seen, &nseen, 64, &ds);
+	scan_once(c->app, runs, &nruns, 64, &ds);
 	for (i = 0; i < c->ntools; i++)
-		scan_once(c->tools[i], seen, &nseen, 64, &ds);
+		scan_once(c->tools[i], runs, &nruns, 64, &ds);
 	for (i = 0; i < nfind; i++)
-		scan_once(c->v[i].pos.file, seen, &nseen, 64, &ds);
+		scan_once(c->v[i].pos.file, runs, &nruns, 64, &ds);
 
 	for (i = 0; i < nfind; i++) {
 		struct lint_finding *f = &c->v[i];
 
-		for (j = 0; j < ds.n && f->state == LINT_ACTIVE; j++) {
+		for (k = 0; k < nruns && runs[k].f != f->pos.file; k++)
+			;
+		if (k == nruns)
+			continue;
+		for (j = first_candidate(&ds, &runs[k], f);
+		     j < runs[k].first + runs[k].n && ds.v[j].pos.line <= f->pos.line && f->state == LINT_ACTIVE; j++) {
 			struct directive *d = &ds.v[j];
 
 			if (d->problem[0] || d->reason[0] == '\0' || !covers(d, f))

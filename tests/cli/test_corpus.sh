@@ -1,8 +1,10 @@
 #!/bin/sh
 # Broken-input corpus: every tests/corpus/compile/NAME.expect names one input
 # (NAME.app.yaml, compiled with the good inventory, or NAME.tools.yaml,
-# compiled with the good descriptor) and lists lines that cordonc's stderr
-# must contain exactly; the number of errors must match too.  Each case must exit 2, write no output file, and not
+# compiled with the good descriptor, and NAME.more.tools.yaml after it when
+# there is one) and lists lines that cordonc's stderr must contain exactly;
+# the number of errors must match too.  A "#ordered" line in the .expect
+# asks for its lines in that order as well.  Each case must exit 2, write no output file, and not
 # crash (a sanitizer report or a signal gives another status).
 set -u
 : "${BUILD:?}" "${SRC:?}"
@@ -13,11 +15,11 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 n=0
 
-check_case() { # name app tools expect
+check_case() { # name app tools expect [more tools]
 	name=$1 app=$2 tools=$3 expect=$4
 	out="$tmp/out.cpol"
 	rm -f "$out"
-	(cd "$dir" && "$CORDONC" compile "$app" "$tools" -o "$out") >"$tmp/stdout" 2>"$tmp/stderr"
+	(cd "$dir" && "$CORDONC" compile "$app" "$tools" ${5:+"$5"} -o "$out") >"$tmp/stdout" 2>"$tmp/stderr"
 	rc=$?
 	n=$((n + 1))
 	if [ "$rc" -ne 2 ]; then
@@ -34,6 +36,13 @@ check_case() { # name app tools expect
 			fail=1; return
 		fi
 	done <"$expect"
+	# In order: the listed lines are a subsequence of stderr.
+	if grep -q '^#ordered' "$expect" && ! awk 'BEGIN { i = 0; n = 0 } NR == FNR { if ($0 != "" && $0 !~ /^#/) want[n++] = $0; next }
+			i < n && $0 == want[i] { i++ } END { exit (i < n) }' "$expect" "$tmp/stderr"; then
+		echo "FAIL $name: lines not in the order listed"
+		echo "  stderr was:"; sed 's/^/    /' "$tmp/stderr" | grep -E ': (error|warning|note): ' | head -20
+		fail=1; return
+	fi
 	# Exactly the errors listed: a correct message drowned in follow-on
 	# noise is a failure too.
 	# "#errors N" in the .expect sets the count where listing every one
@@ -52,6 +61,8 @@ for expect in "$dir"/*.expect; do
 	name=$(basename "$expect" .expect)
 	if [ -e "$dir/$name.app.yaml" ]; then
 		check_case "$name" "$name.app.yaml" ../good/tools.yaml "$expect"
+	elif [ -e "$dir/$name.more.tools.yaml" ]; then
+		check_case "$name" ../good/app.yaml "$name.tools.yaml" "$expect" "$name.more.tools.yaml"
 	elif [ -e "$dir/$name.tools.yaml" ]; then
 		check_case "$name" ../good/app.yaml "$name.tools.yaml" "$expect"
 	else

@@ -130,7 +130,7 @@ static void rt_free(struct rt *r)
  * compiler refuses it. */
 static int rt_compile(struct rt *r, const char *text)
 {
-	struct constraint_src s = { &r->d, &r->p.arena, "c", r->p.params, NTOP };
+	struct constraint_src s = { &r->d, &r->p.arena, "c", r->p.params, NTOP, NULL, 0, 0 };
 	struct ast_node *e = NULL;
 
 	r->src.path = (char *)"c.yaml";

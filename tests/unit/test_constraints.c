@@ -154,7 +154,7 @@ static void cx_print_diags(struct cx *x)
  * column 1); -1 when any reported an error. */
 static int cx_gen(struct cx *x, const char *const *texts, size_t n)
 {
-	struct constraint_src s = { &x->d, &x->p.arena, "c", x->p.params, P_TOP };
+	struct constraint_src s = { &x->d, &x->p.arena, "c", x->p.params, P_TOP, NULL, 0, 0 };
 	int rc = 0;
 
 	assert_true(n <= MAX_EXPRS);
@@ -503,7 +503,7 @@ static void test_errors_all_reported(void **state)
  * generator refuses it because the blob's strings are NUL-terminated. */
 static void test_nul_in_string(void **state)
 {
-	static const struct src_file f = { (char *)"c.yaml", (char *)"", 0 };
+	static const struct src_file f = { (char *)"c.yaml", (char *)"", 0, NULL };
 	struct ast_node lit = { .kind = AST_STR, .loc = { &f, 1, 9 }, .str = "a\0b", .len = 3 };
 	struct ast_node id = { .kind = AST_IDENT, .loc = { &f, 1, 1 }, .str = "name", .len = 4 };
 	struct ast_node eq = { .kind = AST_BINARY, .op = AST_OP_EQ, .loc = { &f, 1, 1 }, .a = &id, .b = &lit };
@@ -512,7 +512,7 @@ static void test_nul_in_string(void **state)
 
 	(void)state;
 	cx_init(&x);
-	s = (struct constraint_src){ &x.d, &x.p.arena, "c", x.p.params, P_TOP };
+	s = (struct constraint_src){ &x.d, &x.p.arena, "c", x.p.params, P_TOP, NULL, 0, 0 };
 	assert_int_equal(constraint_gen_expr(&s, &eq, &x.code), -1);
 	assert_int_equal(x.d.nerrors, 1);
 	assert_string_equal(x.d.v[0].msg, "c: a string in a constraint cannot contain a NUL byte");
@@ -985,7 +985,7 @@ static uint32_t rnd(struct rng *r, uint32_t n)
 	return (uint32_t)((r->s * 2685821657736338717ull) >> 33) % n;
 }
 
-static const struct src_file diff_file = { (char *)"diff", (char *)"", 0 };
+static const struct src_file diff_file = { (char *)"diff", (char *)"", 0, NULL };
 
 static struct ast_node *nn(struct arena *a, enum ast_kind k)
 {
@@ -1460,7 +1460,7 @@ static void test_differential(void **state)
 		struct constraint_src s;
 
 		cx_init(&x);
-		s = (struct constraint_src){ &x.d, &x.p.arena, "diff", x.p.params, P_TOP };
+		s = (struct constraint_src){ &x.d, &x.p.arena, "diff", x.p.params, P_TOP, NULL, 0, 0 };
 		expr = gen_bool(&x.ast, &r, 1 + (int)rnd(&r, 4));
 		if (constraint_gen_expr(&s, expr, &x.code) != 0) {
 			cx_print_diags(&x);
