@@ -53,6 +53,37 @@ def _():
     assert grp.getgrnam("root").gr_gid == 0 and grp.getgrgid(65534).gr_name == "nogroup"
 
 
+@probe("setgroups_eperm")
+def _():
+    # refused as the kernel refuses an unprivileged caller: EPERM, which
+    # Python reads as PermissionError (ENOSYS confused initgroups callers)
+    try:
+        os.setgroups([os.getgid()])
+    except PermissionError:
+        return
+    raise AssertionError("setgroups did not raise PermissionError")
+
+
+@probe("pipe_size_fadvise_affinity")
+def _():
+    import fcntl
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 16)
+        assert fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) >= 1 << 16
+    finally:
+        os.close(r)
+        os.close(w)
+    with open("fadv", "wb") as f:
+        f.write(b"x" * 4096)
+        f.flush()
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    assert os.sched_getaffinity(0) == cpus
+    assert os.sched_rr_get_interval(0) >= 0
+
+
 @probe("umask")
 def _():
     old = os.umask(0o077)
