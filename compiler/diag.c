@@ -120,27 +120,64 @@ static void diag_put_text(FILE *out, const char *s, size_t n)
 	}
 }
 
+/* A line longer than this many code points is quoted as a window of
+ * that width around the column, with "..." where it was cut: a file
+ * written on one line (a 1 MiB JSON-style inventory) would otherwise be
+ * printed whole under each of its findings, gigabytes for thousands. */
+#define DIAG_EXCERPT_WIDTH 160
+#define DIAG_EXCERPT_BEFORE 60 /* of which, before the column */
+
+/* p moved back by up to n code points, not before start. */
+static const char *diag_back_cps(const char *start, const char *p, uint32_t n)
+{
+	while (n-- > 0 && p > start) {
+		p--;
+		while (p > start && ((unsigned char)*p & 0xC0) == 0x80)
+			p--;
+	}
+	return p;
+}
+
+/* p moved on by up to n code points, not past end. */
+static const char *diag_fwd_cps(const char *p, const char *end, uint32_t n)
+{
+	while (n-- > 0 && p < end)
+		p += src_cp_len(p, end);
+	return p;
+}
+
 static void diag_print_excerpt(FILE *out, const struct diag *g)
 {
-	const char *start, *end, *p;
-	uint32_t c;
+	const char *start, *end, *from, *to, *at, *p;
+	uint32_t line_end, col_end;
 
 	if (src_line_span(g->file, g->line, &start, &end) != 0)
 		return;
-	fputs("    ", out);
-	diag_put_text(out, start, (size_t)(end - start));
-	fputs("\n    ", out);
+	/* The column's byte (the line's end for a column past it) and how
+	 * many columns lie beyond the end: both O(log n) with the index. */
+	at = g->file->text + src_offset(g->file, g->line, g->col);
+	if (at < start || at > end)
+		at = end;
+	from = start;
+	to = end;
+	if (diag_fwd_cps(start, end, DIAG_EXCERPT_WIDTH + 1) < end) {
+		from = diag_back_cps(start, at, DIAG_EXCERPT_BEFORE);
+		to = diag_fwd_cps(from, end, DIAG_EXCERPT_WIDTH);
+	}
+	fputs(from > start ? "    ..." : "    ", out);
+	diag_put_text(out, from, (size_t)(to - from));
+	fputs(to < end ? "...\n    " : "\n    ", out);
+	if (from > start)
+		fputs("   ", out);
 	/* One pad character per code point before the column, a tab under a
 	 * tab, so the caret lines up whatever the tab width.  Past the end of
 	 * the line (errors at end of line) spaces go on. */
-	p = start;
-	for (c = 1; c < g->col; c++) {
-		if (p < end) {
-			fputc(*p == '\t' ? '\t' : ' ', out);
-			p += src_cp_len(p, end);
-		} else {
+	for (p = from; p < at; p += src_cp_len(p, end))
+		fputc(*p == '\t' ? '\t' : ' ', out);
+	if (at == end) {
+		src_pos(g->file, (size_t)(end - g->file->text), &line_end, &col_end);
+		for (; line_end == g->line && col_end < g->col; col_end++)
 			fputc(' ', out);
-		}
 	}
 	fputs("^\n", out);
 }

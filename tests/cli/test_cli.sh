@@ -106,3 +106,30 @@ expect_rc 0 env CORDON_POLICY_PATH="$SRC/tests/boundary/policies:$SRC/policies" 
 	"$SRC/tests/boundary/loopback.yaml" "$SRC/tests/boundary/tools.yaml" -o "$T/loop2.cpol"
 grep -q "network: loopback changes nothing" "$_err" && die "a warning for a profile that allows inet sockets"
 pass "network: loopback under a filter without inet sockets is a warning at the key"
+
+# A long line is quoted as a window around the column ("..." where cut),
+# the caret under the column: a 1 MiB one-line file must not be printed
+# whole under each of its findings.
+/usr/bin/python3 - "$SRC/tests/corpus/good/app.yaml" "$T/oneline.yaml" <<'PY' || die "cannot write oneline.yaml"
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+d["execution"]["runtime"]["zzbogus"] = 1
+d["aapad"] = "x" * 5000  # (sorted) before the key, and after it:
+d["zzpad"] = "y" * 5000  # far from both ends
+text = yaml.safe_dump(d, default_flow_style=True, width=float("inf"))
+assert text.count("\n") == 1, "not one line"
+open(sys.argv[2], "w").write(text)
+PY
+expect_rc 2 "$CORDONC" compile "$T/oneline.yaml" "$SRC/tests/corpus/good/tools.yaml" -o "$T/oneline.cpol"
+/usr/bin/python3 - "$_err" <<'PY' || die "long-line excerpt: $(head -c 600 "$_err")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = next(k for k, l in enumerate(lines) if "zzbogus" in l and ": error: " in l)
+text, caret = lines[i + 1], lines[i + 2]
+assert len(text) <= 4 + 3 + 160 + 3, len(text)
+assert text.startswith("    ...") and text.endswith("..."), text[:20] + " " + text[-20:]
+col = caret.index("^")
+assert caret[:col].strip() == "", caret
+assert text[col:col + 7] == "zzbogus", text[col - 5:col + 12]
+PY
+pass "a long line is quoted as a window around the column, the caret under it"
