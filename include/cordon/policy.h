@@ -61,6 +61,11 @@ struct cpol_executor {
 	 * in the descriptor's order; NULL when npreload is 0. */
 	const char **preload;
 	uint32_t npreload;
+	/* Packages the program may import (executor.packages): imported
+	 * after the preloads, before the program arrives, and told to the
+	 * model; NULL when npackages is 0. */
+	const char **packages;
+	uint32_t npackages;
 };
 
 struct cpol_env {

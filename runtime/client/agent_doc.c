@@ -369,6 +369,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 		     const char *version, const char *probe_err)
 {
 	const struct cpol_strs pre = { p->exec.preload, p->exec.npreload };
+	const struct cpol_strs pkg = { p->exec.packages, p->exec.npackages };
 	cJSON *d = cJSON_CreateObject(), *o, *arr;
 	char hex[65];
 	int has_tmp = 0;
@@ -393,6 +394,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 		cJSON_AddStringToObject(o, "probeError", probe_err ? probe_err : "not probed");
 	}
 	cJSON_AddItemToObject(o, "preload", policy_json_strs(&pre));
+	cJSON_AddItemToObject(o, "packages", policy_json_strs(&pkg));
 
 	cJSON_AddItemToObject(d, "limits", agent_doc_limits(&p->limits));
 	cJSON_AddStringToObject(d, "network", policy_network_name(p->exec.network));
@@ -523,24 +525,24 @@ static void md_block(struct textbuf *b, const char *lang, const char *text)
 	textbuf_puts(b, "\n\n");
 }
 
-/* Said only when there are preloads, so a policy without them reads as it
- * did before the key existed. */
-static void md_preload(struct textbuf *b, const cJSON *pre)
+/* `lead`, then each name of the list as code, then `tail`; nothing at all
+ * for an empty list, so a policy without one reads as it did before its
+ * key existed. */
+static void md_modules(struct textbuf *b, const cJSON *list, const char *lead, const char *tail)
 {
 	const cJSON *it;
 	int i = 0;
 
-	if (cJSON_GetArraySize(pre) == 0)
+	if (cJSON_GetArraySize(list) == 0)
 		return;
-	textbuf_puts(b, "- **Preloaded modules**: ");
-	cJSON_ArrayForEach(it, pre)
+	textbuf_puts(b, lead);
+	cJSON_ArrayForEach(it, list)
 	{
 		textbuf_puts(b, i++ ? ", `" : "`");
 		md_text(b, cJSON_IsString(it) ? it->valuestring : "");
 		textbuf_putc(b, '`');
 	}
-	textbuf_puts(b, ": imported before your program starts, so importing them is instant. Any other "
-			"installed module can be imported as usual.\n");
+	textbuf_puts(b, tail);
 }
 
 /* Said only under a quota: without one the program has what the host
@@ -573,7 +575,11 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 	md_text(b, md_str(py, "interpreter"));
 	textbuf_puts(b, "`, run as `python3 -I` (isolated: no user site-packages, PYTHON* variables ignored). "
 			"Only the standard library and what is installed system-wide; nothing can be installed.\n");
-	md_preload(b, cJSON_GetObjectItemCaseSensitive(py, "preload"));
+	md_modules(b, cJSON_GetObjectItemCaseSensitive(py, "packages"), "- **Packages you can import**: ",
+		   ": checked to import in this sandbox before your program starts.\n");
+	md_modules(b, cJSON_GetObjectItemCaseSensitive(py, "preload"), "- **Preloaded modules**: ",
+		   ": imported before your program starts, so importing them is instant. Any other "
+		   "installed module can be imported as usual.\n");
 	textbuf_puts(b, "- **Time limit**: ");
 	md_duration(b, md_u64(l, "timeoutMs"));
 	textbuf_puts(b, " of wall-clock time for the whole program, tool calls included; then it is killed.\n");
