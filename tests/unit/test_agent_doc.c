@@ -30,7 +30,7 @@ static const char app_yaml[] = "version: 1\n"
 			       "app: doc\n"
 			       "execution:\n"
 			       "  runtime: { timeout: 5s }\n"
-			       "  executor: { preload: [numpy, json] }\n"
+			       "  executor: { preload: [numpy, json], packages: [csv, email.mime] }\n"
 			       "agents:\n"
 			       "  a: { tools: [calc.add, mail.send, shape.all] }\n"
 			       "  clash: { tools: [a_b.c, a.b_c] }\n"
@@ -317,6 +317,10 @@ static void test_markdown(void **state)
 	assert_int_equal(cJSON_GetArraySize(pre), 2);
 	assert_string_equal(cJSON_GetArrayItem(pre, 0)->valuestring, "numpy");
 	assert_string_equal(cJSON_GetArrayItem(pre, 1)->valuestring, "json");
+	pre = get(get(d, "python"), "packages");
+	assert_int_equal(cJSON_GetArraySize(pre), 2);
+	assert_string_equal(cJSON_GetArrayItem(pre, 0)->valuestring, "csv");
+	assert_string_equal(cJSON_GetArrayItem(pre, 1)->valuestring, "email.mime");
 	ref = agent_doc_render(d);
 	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
 	assert_non_null(ref);
@@ -326,6 +330,7 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(md, "# Sandbox of app `doc`, agent `a`"));
 	assert_non_null(strstr(md, "- **Python**: 3.11.test, `/usr/bin/python3`"));
 	assert_non_null(strstr(md, "- **Preloaded modules**: `numpy`, `json`: imported before your program starts"));
+	assert_non_null(strstr(md, "- **Packages you can import**: `csv`, `email.mime`: checked to import"));
 	assert_non_null(strstr(md, "## Tools (3)"));
 	/* returns: (issue 14): shape.all has one, the others none. */
 	assert_non_null(strstr(md, ") -> ShapeAllResult\n"));
@@ -350,11 +355,18 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(md, "None: this program can call no tool."));
 	free(md);
 
-	/* Without preloads the line is not there at all. */
+	/* Without preloads the line is not there at all; nor the packages'
+	 * line without packages. */
 	p.exec.npreload = 0;
 	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
 	assert_non_null(md);
 	assert_null(strstr(md, "Preloaded"));
+	assert_non_null(strstr(md, "Packages you can import"));
+	free(md);
+	p.exec.npackages = 0;
+	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
+	assert_non_null(md);
+	assert_null(strstr(md, "Packages"));
 	free(md);
 	free(tools);
 	policy_free(&p);
