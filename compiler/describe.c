@@ -23,7 +23,8 @@
 const char describe_help[] =
 	"Describe the sandbox and its tools for the model, from the blob itself:\n"
 	"the Python version (asked of the policy's interpreter), limits, files,\n"
-	"network, preloaded modules, the result contract, and each tool with its\n"
+	"network, preloaded modules and the packages the program can import,\n"
+	"the result contract, and each tool with its\n"
 	"stub signature, parameters, constraints (decompiled from the verified\n"
 	"bytecode), side effect and budget.  Markdown by default.\n\n"
 	"  -f, --format FMT    markdown (the default), json (the same content as\n"

@@ -34,9 +34,10 @@
 /* A reader of M.m reads every M.k with k <= m, so a minor version may only
  * give meaning to bytes that were reserved (zero) before.  A change that
  * moves or resizes anything is a new major version, and a reader refuses
- * every other major: it never guesses at a layout.  (3.3's LIMITS tail is
- * the one resize in a minor: present only in blobs of minor >= 3, its size
- * stated by the section table, so nothing is guessed.)  History:
+ * every other major: it never guesses at a layout.  (3.3's LIMITS tail and
+ * 3.4's EXECUTOR tail are the resizes in a minor: present only in blobs of
+ * minor >= 3 and >= 4, their size stated by the section table, so nothing
+ * is guessed.)  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
 #define CPOL_VERSION_MINOR 4
