@@ -1128,8 +1128,7 @@ static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 	for (unsigned i = 0; i < rq->ninputs; i++) {
 		const char *b = rq->inputs[i].name;
 
-		if (b == NULL || *b == '\0' || strchr(b, '/') != NULL || strcmp(b, "main.py") == 0 ||
-		    strcmp(b, "user_code.py") == 0 || strcmp(b, ".") == 0 || strcmp(b, "..") == 0 || strlen(b) > 255) {
+		if (b == NULL || !policy_input_name_ok(b)) {
 			sb_fail(sb, "inputs", "%s: input name is empty or reserved", b ? b : "");
 			return -1;
 		}

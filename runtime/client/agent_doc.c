@@ -433,6 +433,40 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 	return d;
 }
 
+int agent_doc_add_inputs(cJSON *d, char *const *paths, unsigned n, char *err, size_t errlen)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (unsigned i = 0; arr != NULL && i < n; i++) {
+		const char *slash = strrchr(paths[i], '/');
+		const char *name = slash ? slash + 1 : paths[i];
+		const cJSON *it;
+
+		if (!policy_input_name_ok(name)) {
+			snprintf(err, errlen, "%s: \"%s\" cannot name an input (empty, '.', '..', main.py, user_code.py "
+				 "or over 255 bytes)", paths[i], name);
+			goto fail;
+		}
+		cJSON_ArrayForEach(it, arr)
+		{
+			if (strcmp(it->valuestring, name) == 0) {
+				snprintf(err, errlen, "%s: an input named %s is given twice", paths[i], name);
+				goto fail;
+			}
+		}
+		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(name)))
+			break;
+	}
+	if (arr == NULL || cJSON_GetArraySize(arr) != (int)n || !cJSON_AddItemToObject(d, "inputs", arr)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	cJSON_Delete(arr);
+	return -1;
+}
+
 /* ---- Markdown ----------------------------------------------------------- */
 
 static const char *md_str(const cJSON *o, const char *key)
@@ -528,7 +562,7 @@ static void md_block(struct textbuf *b, const char *lang, const char *text)
 /* `lead`, then each name of the list as code, then `tail`; nothing at all
  * for an empty list, so a policy without one reads as it did before its
  * key existed. */
-static void md_modules(struct textbuf *b, const cJSON *list, const char *lead, const char *tail)
+static void md_names(struct textbuf *b, const cJSON *list, const char *lead, const char *tail)
 {
 	const cJSON *it;
 	int i = 0;
@@ -575,9 +609,9 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 	md_text(b, md_str(py, "interpreter"));
 	textbuf_puts(b, "`, run as `python3 -I` (isolated: no user site-packages, PYTHON* variables ignored). "
 			"Only the standard library and what is installed system-wide; nothing can be installed.\n");
-	md_modules(b, cJSON_GetObjectItemCaseSensitive(py, "packages"), "- **Packages you can import**: ",
+	md_names(b, cJSON_GetObjectItemCaseSensitive(py, "packages"), "- **Packages you can import**: ",
 		   ": checked to import in this sandbox before your program starts.\n");
-	md_modules(b, cJSON_GetObjectItemCaseSensitive(py, "preload"), "- **Preloaded modules**: ",
+	md_names(b, cJSON_GetObjectItemCaseSensitive(py, "preload"), "- **Preloaded modules**: ",
 		   ": imported before your program starts, so importing them is instant. Any other "
 		   "installed module can be imported as usual.\n");
 	textbuf_puts(b, "- **Time limit**: ");
@@ -624,6 +658,8 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 		}
 		textbuf_puts(b, "\n");
 	}
+	md_names(b, cJSON_GetObjectItemCaseSensitive(d, "inputs"), "\nThe input files of this run, in `" AGENT_DOC_WORK
+		 "` (the current directory): ", ".\n");
 	textbuf_puts(b, "\nEnvironment:");
 	cJSON_ArrayForEach(it, env)
 	{

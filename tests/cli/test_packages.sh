@@ -86,6 +86,22 @@ expect_rc 0 "$CORDONC" describe "$T/plain.cpol"
 grep -q "Packages" "$_out" && die "a policy without packages mentions them"
 pass "describe: the packages in Markdown and JSON, and no line without them"
 
+# "and the input file names of the run when given": describe --input names
+# them as `cordon run --input` places them (the last path component), in
+# Markdown and JSON; a name the sandbox refuses is refused here too.
+expect_rc 0 "$CORDONC" describe --input "$T/receipts.json" -i data/prices.csv "$T/good.cpol"
+expect_out 'The input files of this run, in `/workspace/work` (the current directory): `receipts.json`, `prices.csv`.'
+expect_rc 0 "$CORDONC" describe --json -i "$T/receipts.json" "$T/good.cpol"
+$PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["inputs"] == ["receipts.json"]' "$_out" ||
+	die "describe --json --input: inputs is not [receipts.json]"
+expect_rc 0 "$CORDONC" describe --json "$T/good.cpol"
+$PY -c 'import json,sys; assert "inputs" not in json.load(open(sys.argv[1]))' "$_out" ||
+	die "describe --json without --input names inputs"
+expect_rc 2 "$CORDONC" describe -i x/main.py "$T/good.cpol"; expect_err '"main.py" cannot name an input'
+expect_rc 2 "$CORDONC" describe -i a/x.csv -i b/x.csv "$T/good.cpol"; expect_err "x.csv is given twice"
+expect_rc 2 "$CORDONC" describe --python -i a.csv "$T/good.cpol"
+pass "describe --input: the run's input names in Markdown and JSON, reserved and repeated names refused"
+
 # 4. The blob: 3.4 with packages, the cafe's own minor without them.
 minor() { $PY -c 'import sys; b = open(sys.argv[1], "rb").read(); print(int.from_bytes(b[10:12], "little"))' "$1"; }
 [ "$(minor "$T/good.cpol")" = 4 ] || die "a blob with packages is not format 3.4"
