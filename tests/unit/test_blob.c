@@ -2067,6 +2067,9 @@ static void test_write_seeds(void **state)
 	build_minimal(&p);
 	write_seed(dir, "minimal.cpol", &p);
 	policy_free(&p);
+	build_packages(&p); /* 3.4: the 56-byte executor record */
+	write_seed(dir, "rich-packages.cpol", &p);
+	policy_free(&p);
 }
 
 /* Load a policy built in memory and insist the loader refuses it with a
