@@ -102,6 +102,30 @@ expect_rc 2 "$CORDONC" describe -i a/x.csv -i b/x.csv "$T/good.cpol"; expect_err
 expect_rc 2 "$CORDONC" describe --python -i a.csv "$T/good.cpol"
 pass "describe --input: the run's input names in Markdown and JSON, reserved and repeated names refused"
 
+# 3b. cordon serve checks the packages when it warms a sandbox: the pool
+# logs the failure naming the package, and an execution (cold, as no warm
+# sandbox is ready) ends in the same harness error.
+S="$T/serve"; mkdir -p "$S/pol"
+expect_rc 0 "$CORDONC" keygen -p "$S/k.pub" -s "$S/k.sec"
+expect_rc 0 "$CORDONC" sign -s "$S/k.sec" -o "$S/pol/bad.cpol" "$T/bad.cpol"
+"$CORDON" serve --policies "$S/pol" --trusted-key "$S/k.pub" --socket "$S/sock" --pool 1 \
+	--work-dir "$S/work" --state-dir "$S/state" >"$S/log" 2>&1 &
+spid=$!
+i=0
+until grep -q "sandbox not prepared.*package nosuchpkg_xyz does not import: ModuleNotFoundError" "$S/log"; do
+	i=$((i + 1)); [ $i -lt 600 ] || { kill "$spid"; cat "$S/log"; die "serve: no warm-up failure logged"; }
+	kill -0 "$spid" 2>/dev/null || { cat "$S/log"; die "serve ended"; }
+	sleep 0.1
+done
+curl -s --unix-socket "$S/sock" -X POST http://cordon/v1/executions -H 'Content-Type: application/json' \
+	-d '{"app":"cafe","code":"print(\"program ran\")"}' >"$T/r.json" || { kill "$spid"; die "serve: POST failed"; }
+kill "$spid"; wait "$spid"
+[ "$(field "$T/r.json" 'r["status"], r["error"]["details"]["where"]')" = "('error', 'exec.harness.preload')" ] ||
+	die "serve: execution with a bad package: $(cat "$T/r.json")"
+grep -q "package nosuchpkg_xyz does not import" "$T/r.json" || die "serve: the error does not name the package"
+grep -q "program ran" "$T/r.json" && die "serve: the program ran although a package failed"
+pass "serve: a package that does not import fails the warm-up (logged) and the execution, naming it"
+
 # 4. The blob: 3.4 with packages, the cafe's own minor without them.
 minor() { $PY -c 'import sys; b = open(sys.argv[1], "rb").read(); print(int.from_bytes(b[10:12], "little"))' "$1"; }
 [ "$(minor "$T/good.cpol")" = 4 ] || die "a blob with packages is not format 3.4"
