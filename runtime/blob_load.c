@@ -759,8 +759,8 @@ static int blob_read_preload(struct blob_loader *L, const struct blob_rec *r, st
 		return -1;
 	if (blob_minor_word(L, r, CPOL_EXE_PRELOAD, "preload", n, CPOL_MINOR_PRELOAD, "a preload list") < 0)
 		return -1;
-	if (blob_read_modules(L, r, CPOL_EXE_PRELOAD, "preload", "preload", "executor.preload", 0, n, CPOL_MAX_PRELOAD,
-			      &x->preload) < 0)
+	if (blob_read_modules(L, r, CPOL_EXE_PRELOAD, "preload", "preload", "executor.preload", 0, n,
+			      CPOL_MAX_PRELOAD, &x->preload) < 0)
 		return -1;
 	x->npreload = n;
 	return 0;
@@ -787,9 +787,8 @@ static int blob_read_packages(struct blob_loader *L, const struct blob_rec *r, s
 		return blob_fail(L, r, CPOL_EXE_PACKAGES, "packages",
 				 "The package list is empty; a blob without packages has the %u-byte record.",
 				 CPOL_EXECUTOR_BYTES);
-	if (blob_read_modules(L, r, CPOL_EXE_PACKAGES, "packages", "package", "executor.packages",
-			      x->npreload, n, CPOL_MAX_PACKAGES,
-			      &x->packages) < 0 ||
+	if (blob_read_modules(L, r, CPOL_EXE_PACKAGES, "packages", "package", "executor.packages", x->npreload, n,
+			      CPOL_MAX_PACKAGES, &x->packages) < 0 ||
 	    blob_zero32(L, r, CPOL_EXE_PKG_RESERVED, "reserved") < 0)
 		return -1;
 	x->npackages = n;
