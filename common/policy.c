@@ -106,6 +106,18 @@ int policy_module_name_ok(const char *s)
 	return !at_start; /* no trailing '.' */
 }
 
+int policy_input_name_ok(const char *s)
+{
+	static const char *const reserved[] = { ".", "..", "main.py", "user_code.py" };
+
+	if (s[0] == '\0' || strlen(s) > 255 || strchr(s, '/') != NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(s, reserved[i]) == 0)
+			return 0;
+	return 1;
+}
+
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id)
 {
 	uint32_t lo = 0, hi = p->ntools;

@@ -23,7 +23,8 @@
 const char describe_help[] =
 	"Describe the sandbox and its tools for the model, from the blob itself:\n"
 	"the Python version (asked of the policy's interpreter), limits, files,\n"
-	"network, preloaded modules, the result contract, and each tool with its\n"
+	"network, preloaded modules and the packages the program can import,\n"
+	"the result contract, and each tool with its\n"
 	"stub signature, parameters, constraints (decompiled from the verified\n"
 	"bytecode), side effect and budget.  Markdown by default.\n\n"
 	"  -f, --format FMT    markdown (the default), json (the same content as\n"
@@ -36,6 +37,10 @@ const char describe_help[] =
 	"  -j, --json          --format json\n"
 	"  -p, --python        --format python\n"
 	"  -a, --agent NAME    only the tools of that agent\n"
+	"  -i, --input FILE    name FILE to the model as an input of the run, as\n"
+	"                      `cordon run --input FILE` would place it (its last\n"
+	"                      path component, in /workspace/work); repeatable,\n"
+	"                      markdown and json only; the file is not read\n"
 	"  -h, --help          this text\n\n"
 	"Exit: 0 written, 1 invalid blob, 2 usage error, unknown agent or\n"
 	"unreadable file.\n";
@@ -73,11 +78,14 @@ int cmd_describe(int argc, char **argv)
 					      { "json", no_argument, NULL, 'j' },
 					      { "python", no_argument, NULL, 'p' },
 					      { "agent", required_argument, NULL, 'a' },
+					      { "input", required_argument, NULL, 'i' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct cpol_policy p;
 	struct blob_error be;
 	const char *agent = NULL;
+	char **inputs = NULL;
+	unsigned ninputs = 0;
 	uint32_t *tools = NULL, n = 0;
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -87,7 +95,7 @@ int cmd_describe(int argc, char **argv)
 	int c, fmt = -1, want, newline = 0, rc = 2;
 
 	policy_init(&p);
-	while ((c = getopt_long(argc, argv, "f:jpa:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:jpa:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if ((want = describe_parse_format(optarg)) < 0)
@@ -104,6 +112,17 @@ int cmd_describe(int argc, char **argv)
 				return describe_usage("give one output format: --format, --json and --python exclude each other");
 			break;
 		case 'a': agent = optarg; break;
+		case 'i': {
+			char **more = realloc(inputs, (ninputs + 1) * sizeof(*inputs));
+
+			if (more == NULL) {
+				free(inputs);
+				return describe_usage("out of memory");
+			}
+			inputs = more;
+			inputs[ninputs++] = optarg;
+			break;
+		}
 		case 'h':
 			printf("usage: cordonc describe %s\n\n%s", DESCRIBE_SYNOPSIS, describe_help);
 			return 0;
@@ -112,8 +131,11 @@ int cmd_describe(int argc, char **argv)
 	}
 	if (fmt == -1)
 		fmt = DESCRIBE_MARKDOWN;
-	if (argc - optind != 1)
-		return describe_usage("needs exactly one blob");
+	if (argc - optind != 1 || (ninputs > 0 && (fmt == DESCRIBE_PYTHON || fmt == DESCRIBE_JSONSCHEMA))) {
+		free(inputs);
+		return describe_usage(argc - optind != 1 ? "needs exactly one blob"
+							 : "--input goes with the markdown and json formats");
+	}
 	if (file_read_all(argv[optind], CPOL_MAX_BLOB_SIZE, &buf, &len, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordonc describe: %s\n", err);
 		goto out;
@@ -142,11 +164,17 @@ int cmd_describe(int argc, char **argv)
 	default: {
 		int probed = agent_doc_probe_python(p.exec.interpreter, version, sizeof(version), perr, sizeof(perr));
 
+		/* The Markdown is rendered from the document (as
+		 * agent_doc_markdown() does), so the inputs reach both forms. */
+		d = agent_doc_json(&p, agent, tools, n, probed == 0 ? version : NULL, perr);
+		if (d != NULL && ninputs > 0 && agent_doc_add_inputs(d, inputs, ninputs, err, sizeof(err)) != 0) {
+			fprintf(stderr, "cordonc describe: %s\n", err);
+			goto out;
+		}
 		if (fmt == DESCRIBE_MARKDOWN) {
-			text = agent_doc_markdown(&p, agent, probed == 0 ? version : NULL, &len);
+			text = d ? agent_doc_render(d) : NULL;
 			break;
 		}
-		d = agent_doc_json(&p, agent, tools, n, probed == 0 ? version : NULL, perr);
 		text = d ? cJSON_Print(d) : NULL;
 		newline = 1;
 		break;
@@ -164,6 +192,7 @@ out:
 	free(text);
 	cJSON_Delete(d);
 	free(tools);
+	free(inputs);
 	free(buf);
 	policy_free(&p);
 	return rc;

@@ -40,7 +40,7 @@ static const char *const runtime_keys[] = { "mode",
 					    "cpu",
 					    NULL };
 static const char *const executor_keys[] = { "interpreter", "uid",      "gid",     "network", "env",    "mounts",
-					     "seccomp",     "landlock", "require", "preload", NULL };
+					     "seccomp",     "landlock", "require", "preload", "packages", NULL };
 static const char *const mount_keys[] = { "source", "target", "type", "rw", "size", NULL };
 static const char *const seccomp_keys[] = { "profile", "extra", NULL };
 static const char *const output_keys[] = { "path", "max_bytes", "required", NULL };
@@ -477,41 +477,56 @@ static int require_load(struct schema_ctx *c, const struct ynode *n, struct cpol
 	return rc;
 }
 
-/*
- * executor.preload: modules the waiting interpreter imports before the
- * program arrives.  Kept in the descriptor's order (imports can depend on
- * order); each name is held to the loader's rule (policy_module_name_ok), so
- * nothing the compiler writes is refused at run time.
- */
-static int preload_load(struct schema_ctx *c, const struct ynode *n, struct cpol_policy *p)
+/* The node of earlier list `seq` that spells name, for a "first listed
+ * here" note; NULL when there is none. */
+static const struct ynode *modules_find(const struct ynode *seq, const char *name)
 {
-	struct cpol_executor *e = &p->exec;
+	for (size_t i = 0; seq != NULL && seq->kind == YN_SEQ && i < seq->n; i++)
+		if (seq->vals[i]->kind == YN_SCALAR && strcmp(seq->vals[i]->str, name) == 0)
+			return seq->vals[i];
+	return NULL;
+}
+
+/*
+ * A module list of the executor (`key`: preload or packages): kept in the
+ * descriptor's order (imports can depend on order); each name is held to
+ * the loader's rule (policy_module_name_ok), so nothing the compiler writes
+ * is refused at run time.  A name may appear once in all the executor's
+ * lists: `before` is the list loaded ahead of this one (its names in
+ * before_names), and the loader refuses a repeat across both runs.
+ */
+static int modules_load(struct schema_ctx *c, const struct ynode *n, const char *key, uint32_t max,
+			struct cpol_policy *p, const char ***out, uint32_t *nout, const struct ynode *before,
+			const char *const *before_names, uint32_t nbefore)
+{
 	const struct ynode **where = NULL;
+	const char **names;
 	char path[SCHEMA_PATH_MAX];
 	size_t i;
 	int rc = 0;
 
-	if (schema_seq(c, n, "execution.executor.preload") != 0)
+	PATH(path, "execution.executor.%s", key);
+	if (schema_seq(c, n, path) != 0)
 		return -1;
-	if (n->n > CPOL_MAX_PRELOAD) {
-		schema_error(c, n, "execution.executor.preload: too many modules (%zu; the limit is %u)", n->n,
-			     CPOL_MAX_PRELOAD);
+	if (n->n > max) {
+		schema_error(c, n, "%s: too many modules (%zu; the limit is %u)", path, n->n, max);
 		return -1;
 	}
 	if (n->n == 0)
 		return 0;
-	e->preload = arena_calloc(&p->arena, n->n, sizeof(*e->preload));
+	names = arena_calloc(&p->arena, n->n, sizeof(*names));
 	where = calloc(n->n, sizeof(*where));
-	if (e->preload == NULL || where == NULL) {
+	if (names == NULL || where == NULL) {
 		rc = -1;
 		goto out;
 	}
+	*out = names;
 	for (i = 0; i < n->n; i++) {
 		const struct ynode *v = n->vals[i];
 		const char *name = NULL;
 		uint32_t j;
 
-		PATH(path, "execution.executor.preload[%zu]", i);
+		PATH(path, "execution.executor.%s[%zu]", key, i);
 		if (schema_string(c, v, path, 1, CPOL_PRELOAD_NAME_MAX, &name) != 0) {
 			rc = -1;
 			continue;
@@ -524,16 +539,26 @@ static int preload_load(struct schema_ctx *c, const struct ynode *n, struct cpol
 			rc = -1;
 			continue;
 		}
-		for (j = 0; j < e->npreload && strcmp(e->preload[j], name) != 0; j++)
+		for (j = 0; j < nbefore && strcmp(before_names[j], name) != 0; j++)
 			;
-		if (j < e->npreload) {
+		if (j < nbefore) {
+			schema_error(c, v, "%s: '%s' is also preloaded; list a module in preload or packages, not both",
+				     path, name);
+			if (modules_find(before, name) != NULL)
+				schema_note(c, c->f, modules_find(before, name), "preloaded here");
+			rc = -1;
+			continue;
+		}
+		for (j = 0; j < *nout && strcmp(names[j], name) != 0; j++)
+			;
+		if (j < *nout) {
 			schema_error(c, v, "%s: '%s' is listed twice", path, name);
 			schema_note(c, c->f, where[j], "first listed here");
 			rc = -1;
 			continue;
 		}
-		where[e->npreload] = v;
-		e->preload[e->npreload++] = name;
+		where[*nout] = v;
+		names[(*nout)++] = name;
 	}
 out:
 	free(where);
@@ -600,7 +625,16 @@ static int executor_load(struct schema_ctx *c, const struct ynode *ex, struct cp
 	e->flags = landlock ? CPOL_EXE_F_LANDLOCK : 0;
 	if ((v = ymap_get(ex, "require")) != NULL && require_load(c, v, e, &landlock_req) != 0)
 		rc = -1;
-	if ((v = ymap_get(ex, "preload")) != NULL && preload_load(c, v, p) != 0)
+	/* executor.preload: modules the waiting interpreter imports before the
+	 * program arrives.  executor.packages: the same, after them, and told
+	 * to the model as what it may import; a package that does not import
+	 * ends the start, naming it. */
+	if ((v = ymap_get(ex, "preload")) != NULL &&
+	    modules_load(c, v, "preload", CPOL_MAX_PRELOAD, p, &e->preload, &e->npreload, NULL, NULL, 0) != 0)
+		rc = -1;
+	if ((v = ymap_get(ex, "packages")) != NULL &&
+	    modules_load(c, v, "packages", CPOL_MAX_PACKAGES, p, &e->packages, &e->npackages,
+			 ymap_get(ex, "preload"), e->preload, e->npreload) != 0)
 		rc = -1;
 	if (landlock_req != NULL && !landlock) {
 		schema_error(c, landlock_req, "execution.executor.require: landlock is required but "

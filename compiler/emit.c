@@ -313,19 +313,21 @@ static int emit_limits(struct emit_ctx *c, const struct cpol_limits *l)
 /* The preload list is an ordinary string run whose place is implied: the
  * executor is the first record of the walk to write a string list, so its
  * run starts STRLIST, and the record keeps only the count (in the word
- * that was reserved in 3.0). */
-static int emit_preload(struct emit_ctx *c, uint8_t *rec, const struct cpol_executor *e)
+ * that was reserved in 3.0).  The package list (3.4) is the run right
+ * after it, so its count alone places it too. */
+static int emit_modules(struct emit_ctx *c, uint8_t *rec, size_t at, const char *field, uint32_t first,
+			const char **names, uint32_t n)
 {
-	struct cpol_strs l = { e->preload, e->npreload };
+	struct cpol_strs l = { names, n };
 	uint8_t ref[8] = { 0 };
 
-	if (e->npreload == 0)
+	if (n == 0)
 		return 0;
-	if (c->count[CPOL_SEC_STRLIST] != 0)
-		return emit_fail(c, "executor.preload", "The preload list must be the first string list written.");
+	if (c->count[CPOL_SEC_STRLIST] != first)
+		return emit_fail(c, field, "The list must start at strlist entry %u.", first);
 	if (emit_strs(c, ref, 0, &l) < 0)
 		return -1;
-	emit_put_u32(rec + CPOL_EXE_PRELOAD, e->npreload);
+	emit_put_u32(rec + at, n);
 	return 0;
 }
 
@@ -333,7 +335,10 @@ static int emit_executor(struct emit_ctx *c, const struct cpol_executor *e)
 {
 	uint8_t *r;
 
-	if (emit_records(c, CPOL_SEC_EXECUTOR, 1, CPOL_EXECUTOR_BYTES, &r) < 0 ||
+	/* The package count's 8 bytes exist only in a blob that declares
+	 * packages (CPOL_MINOR_PACKAGES), so every other blob keeps its bytes. */
+	if (emit_records(c, CPOL_SEC_EXECUTOR, 1, e->npackages ? CPOL_EXECUTOR_PKG_BYTES : CPOL_EXECUTOR_BYTES,
+			 &r) < 0 ||
 	    emit_str(c, r, CPOL_EXE_INTERPRETER, e->interpreter) < 0)
 		return -1;
 	emit_put_u32(r + CPOL_EXE_UID, e->uid);
@@ -341,7 +346,8 @@ static int emit_executor(struct emit_ctx *c, const struct cpol_executor *e)
 	emit_put_u32(r + CPOL_EXE_NETWORK, e->network);
 	emit_put_u32(r + CPOL_EXE_FLAGS, e->flags);
 	emit_put_u32(r + CPOL_EXE_REQUIRE, e->require);
-	if (emit_preload(c, r, e) < 0 ||
+	if (emit_modules(c, r, CPOL_EXE_PRELOAD, "executor.preload", 0, e->preload, e->npreload) < 0 ||
+	    emit_modules(c, r, CPOL_EXE_PACKAGES, "executor.packages", e->npreload, e->packages, e->npackages) < 0 ||
 	    emit_str(c, r, CPOL_EXE_SECCOMP_PROFILE, e->seccomp_profile) < 0 ||
 	    emit_str(c, r, CPOL_EXE_SECCOMP_EXTRA, e->seccomp_extra) < 0)
 		return -1;
@@ -438,8 +444,8 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 }
 
 /* The oldest minor that holds this policy (cpol.h): a feature's minor only
- * when the policy uses it, so a policy without preloads, result schemas or
- * a CPU quota is exactly what a 3.0 writer made. */
+ * when the policy uses it, so a policy without preloads, result schemas,
+ * a CPU quota or packages is exactly what a 3.0 writer made. */
 static uint16_t emit_minor(const struct cpol_policy *p)
 {
 	uint16_t minor = p->exec.npreload > 0 ? CPOL_MINOR_PRELOAD : 0;
@@ -449,6 +455,8 @@ static uint16_t emit_minor(const struct cpol_policy *p)
 			minor = CPOL_MINOR_RETURNS;
 	if (p->limits.cpu_milli > 0)
 		minor = CPOL_MINOR_CPU;
+	if (p->exec.npackages > 0)
+		minor = CPOL_MINOR_PACKAGES;
 	return minor;
 }
 

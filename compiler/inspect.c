@@ -90,6 +90,7 @@ static cJSON *json_executor(const struct cpol_policy *p)
 {
 	const struct cpol_executor *e = &p->exec;
 	const struct cpol_strs pre = { e->preload, e->npreload };
+	const struct cpol_strs pkg = { e->packages, e->npackages };
 	cJSON *o = cJSON_CreateObject(), *req = cJSON_CreateArray(), *sc = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "interpreter", e->interpreter);
@@ -106,6 +107,7 @@ static cJSON *json_executor(const struct cpol_policy *p)
 	cJSON_AddStringToObject(sc, "extra", e->seccomp_extra);
 	cJSON_AddItemToObject(o, "seccomp", sc);
 	cJSON_AddItemToObject(o, "preload", policy_json_strs(&pre));
+	cJSON_AddItemToObject(o, "packages", policy_json_strs(&pkg));
 	return o;
 }
 
@@ -367,6 +369,13 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 	for (i = 0; i < e->npreload; i++)
 		fprintf(f, " %s", e->preload[i]);
 	fputc('\n', f);
+	/* Only when declared, so the text of a blob without them is as before. */
+	if (e->npackages > 0) {
+		fprintf(f, "  packages");
+		for (i = 0; i < e->npackages; i++)
+			fprintf(f, " %s", e->packages[i]);
+		fputc('\n', f);
+	}
 
 	fprintf(f, "\nenv: %u\n", p->nenv);
 	for (i = 0; i < p->nenv; i++)

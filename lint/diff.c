@@ -285,10 +285,13 @@ static void cmp_id(struct diff_result *r, const char *path, uint32_t a, uint32_t
 /* Preloading changes what a warm sandbox holds in memory and how fast a
  * program starts, not what it may reach: the same filter, mounts and
  * landlock rules apply whatever was imported, so any change is neutral.
- * Order counts too (one import can depend on another having run). */
-static void diff_preload(struct diff_result *r, const struct cpol_executor *a, const struct cpol_executor *b)
+ * Order counts too (one import can depend on another having run).  The
+ * package list is the same kind of change (imported before the program
+ * too, and told to the model). */
+static void diff_modules(struct diff_result *r, const char *field, const char **a, uint32_t na, const char **b,
+			 uint32_t nb)
 {
-	struct cpol_strs x = { a->preload, a->npreload }, y = { b->preload, b->npreload };
+	struct cpol_strs x = { a, na }, y = { b, nb };
 	char *xs, *ys;
 
 	if (strs_equal(&x, &y))
@@ -298,7 +301,7 @@ static void diff_preload(struct diff_result *r, const struct cpol_executor *a, c
 	if (xs == NULL || ys == NULL)
 		r->oom = 1;
 	else
-		add(r, DIFF_CHANGE, xs[0] ? xs : "(none)", ys[0] ? ys : "(none)", "executor.preload");
+		add(r, DIFF_CHANGE, xs[0] ? xs : "(none)", ys[0] ? ys : "(none)", "%s", field);
 	free(xs);
 	free(ys);
 }
@@ -325,7 +328,8 @@ static void diff_exec(struct diff_result *r, const struct cpol_executor *a, cons
 			    "executor.require");
 	cmp_str(r, DIFF_CHANGE, "executor.seccomp.profile", a->seccomp_profile, b->seccomp_profile);
 	cmp_str(r, DIFF_CHANGE, "executor.seccomp.extra", a->seccomp_extra, b->seccomp_extra);
-	diff_preload(r, a, b);
+	diff_modules(r, "executor.preload", a->preload, a->npreload, b->preload, b->npreload);
+	diff_modules(r, "executor.packages", a->packages, a->npackages, b->packages, b->npackages);
 }
 
 static void diff_env(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)

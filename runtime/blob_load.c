@@ -415,9 +415,10 @@ static int blob_check_count(struct blob_loader *L, const struct blob_rec *e, int
 }
 
 /*
- * Bytes per record of section id whose table entry says `size`.  LIMITS is
- * the one section with two layouts: from 3.3 (CPOL_MINOR_CPU) its record
- * may carry a CPU quota in 8 more bytes, and the size is what says so.  In
+ * Bytes per record of section id whose table entry says `size`.  Two
+ * sections have two layouts: from 3.3 (CPOL_MINOR_CPU) the LIMITS record
+ * may carry a CPU quota in 8 more bytes, from 3.4 (CPOL_MINOR_PACKAGES)
+ * the EXECUTOR record a package count, and the size is what says so.  In
  * an older blob only the old size holds, so a 3.2 blob cannot smuggle
  * bytes past a reader that trusts its minor.
  */
@@ -425,6 +426,8 @@ static uint32_t blob_sec_rec_size(const struct blob_loader *L, int id, uint64_t 
 {
 	if (id == CPOL_SEC_LIMITS && L->p->minor >= CPOL_MINOR_CPU && size == CPOL_LIMITS_CPU_BYTES)
 		return CPOL_LIMITS_CPU_BYTES;
+	if (id == CPOL_SEC_EXECUTOR && L->p->minor >= CPOL_MINOR_PACKAGES && size == CPOL_EXECUTOR_PKG_BYTES)
+		return CPOL_EXECUTOR_PKG_BYTES;
 	return blob_rec_size[id];
 }
 
@@ -700,50 +703,95 @@ static int blob_minor_word(struct blob_loader *L, const struct blob_rec *r, size
 }
 
 /*
- * executor.preload: a count in the record, the names in STRLIST[0, count)
- * (cpol.h).  A 3.0 blob has none: its word was reserved, and reading it as
- * a count there would give one layout two meanings.  The names are the
- * modules a waiting interpreter imports, so each is held to the compiler's
- * rule again; an error names the entry and the offset of its reference.
+ * A module list of the executor: n names in STRLIST[first, first + n),
+ * each held to the compiler's rule again (they become import lines in the
+ * loader), none equal to an earlier entry of the executor's runs
+ * (STRLIST[0, first + i): a package may not repeat a preload either).  An
+ * error names the entry and the offset of its reference.
  */
-static int blob_read_preload(struct blob_loader *L, const struct blob_rec *r, struct cpol_executor *x)
+static int blob_read_modules(struct blob_loader *L, const struct blob_rec *r, size_t at, const char *field,
+			     const char *what, const char *table, uint32_t first, uint32_t n, uint32_t max,
+			     const char ***out)
 {
-	uint32_t n;
-
-	x->preload = NULL;
-	x->npreload = 0;
-	if (blob_u32(L, r, CPOL_EXE_PRELOAD, "preload", &n) < 0)
-		return -1;
-	if (blob_minor_word(L, r, CPOL_EXE_PRELOAD, "preload", n, CPOL_MINOR_PRELOAD, "a preload list") < 0)
-		return -1;
-	if (n > CPOL_MAX_PRELOAD)
-		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
-				 "The preload list names %u modules; the format allows at most %u.", n,
-				 CPOL_MAX_PRELOAD);
-	if (n > L->sec[CPOL_SEC_STRLIST].count)
-		return blob_fail(L, r, CPOL_EXE_PRELOAD, "preload",
-				 "The preload list of %u entries runs past the %u entries of strlist.", n,
-				 L->sec[CPOL_SEC_STRLIST].count);
+	*out = NULL;
+	if (n > max)
+		return blob_fail(L, r, at, field, "The %s list names %u modules; the format allows at most %u.",
+				 what, n, max);
+	if (n > L->sec[CPOL_SEC_STRLIST].count - first)
+		return blob_fail(L, r, at, field,
+				 "The %s list of %u entries from entry %u runs past the %u entries of strlist.", what,
+				 n, first, L->sec[CPOL_SEC_STRLIST].count);
 	for (uint32_t i = 0; i < n; i++) {
 		struct blob_rec e;
-		const char *name = L->strlist[i];
+		const char *name = L->strlist[first + i];
 
-		if (blob_rec_at(L, CPOL_SEC_STRLIST, i, &e) < 0)
+		if (blob_rec_at(L, CPOL_SEC_STRLIST, first + i, &e) < 0)
 			return -1;
-		e.table = "executor.preload";
+		e.table = table;
+		e.index = i;
 		if (!policy_module_name_ok(name))
 			return blob_fail(L, &e, 0, "",
 					 "\"%s\" is not a module name: dotted identifiers "
 					 "([A-Za-z_][A-Za-z0-9_]* joined by '.'), at most %u bytes.",
 					 blob_quote(name).s, CPOL_PRELOAD_NAME_MAX);
-		/* n <= 32: the quadratic check costs nothing. */
-		for (uint32_t j = 0; j < i; j++)
+		/* At most 64 names: the quadratic check costs nothing. */
+		for (uint32_t j = 0; j < first + i; j++)
 			if (strcmp(L->strlist[j], name) == 0)
-				return blob_fail(L, &e, 0, "", "\"%s\" is listed twice (also entry %u).",
-						 blob_quote(name).s, j);
+				return blob_fail(L, &e, 0, "", "\"%s\" is listed twice (also %s entry %u).",
+						 blob_quote(name).s, j < first ? "preload" : "package",
+						 j < first ? j : j - first);
 	}
-	x->preload = n ? L->strlist : NULL;
+	*out = n ? L->strlist + first : NULL;
+	return 0;
+}
+
+/*
+ * executor.preload: a count in the record, the names in STRLIST[0, count)
+ * (cpol.h).  A 3.0 blob has none: its word was reserved, and reading it as
+ * a count there would give one layout two meanings.
+ */
+static int blob_read_preload(struct blob_loader *L, const struct blob_rec *r, struct cpol_executor *x)
+{
+	uint32_t n;
+
+	x->npreload = 0;
+	if (blob_u32(L, r, CPOL_EXE_PRELOAD, "preload", &n) < 0)
+		return -1;
+	if (blob_minor_word(L, r, CPOL_EXE_PRELOAD, "preload", n, CPOL_MINOR_PRELOAD, "a preload list") < 0)
+		return -1;
+	if (blob_read_modules(L, r, CPOL_EXE_PRELOAD, "preload", "preload", "executor.preload", 0, n,
+			      CPOL_MAX_PRELOAD, &x->preload) < 0)
+		return -1;
 	x->npreload = n;
+	return 0;
+}
+
+/*
+ * executor.packages: present exactly when the record is the 3.4 one (the
+ * table check let 56 bytes through only in a blob of minor >= 4).  One
+ * layout per meaning: a long record with no packages would be a second
+ * spelling of "none", so a count of 0 is refused, as is a reserved word
+ * that is not 0.  The run follows the preload run.
+ */
+static int blob_read_packages(struct blob_loader *L, const struct blob_rec *r, struct cpol_executor *x)
+{
+	uint32_t n;
+
+	x->packages = NULL;
+	x->npackages = 0;
+	if (r->size == CPOL_EXECUTOR_BYTES)
+		return 0;
+	if (blob_u32(L, r, CPOL_EXE_PACKAGES, "packages", &n) < 0)
+		return -1;
+	if (n == 0)
+		return blob_fail(L, r, CPOL_EXE_PACKAGES, "packages",
+				 "The package list is empty; a blob without packages has the %u-byte record.",
+				 CPOL_EXECUTOR_BYTES);
+	if (blob_read_modules(L, r, CPOL_EXE_PACKAGES, "packages", "package", "executor.packages", x->npreload, n,
+			      CPOL_MAX_PACKAGES, &x->packages) < 0 ||
+	    blob_zero32(L, r, CPOL_EXE_PKG_RESERVED, "reserved") < 0)
+		return -1;
+	x->npackages = n;
 	return 0;
 }
 
@@ -772,7 +820,7 @@ static int blob_read_executor(struct blob_loader *L)
 		return blob_fail(L, &r, CPOL_EXE_REQUIRE, "require",
 				 "Required layers 0x%x include bits this format does not define.",
 				 x->require);
-	if (blob_read_preload(L, &r, x) < 0 ||
+	if (blob_read_preload(L, &r, x) < 0 || blob_read_packages(L, &r, x) < 0 ||
 	    blob_str(L, &r, CPOL_EXE_SECCOMP_PROFILE, "seccomp_profile", &x->seccomp_profile) < 0 ||
 	    blob_str(L, &r, CPOL_EXE_SECCOMP_EXTRA, "seccomp_extra", &x->seccomp_extra) < 0)
 		return -1;

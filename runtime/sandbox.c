@@ -575,22 +575,44 @@ static int plan_env(struct sandbox *sb, const char *key, const char *val)
 	return 0;
 }
 
-/* The loader with the policy's preloads.  Their names were checked by the
- * compiler and again by the loader of the blob (dotted identifiers). */
+/* Imports one of the policy's packages, or ends the interpreter before
+ * it is ready with one line on stderr that names the package and the
+ * error, which start_ready() passes on (the exception's text on one line,
+ * so the line stays whole inside the report's bound). */
+static const char LOADER_PKG[] =
+	"def _cordon_pkg(n):\n"
+	"    try:\n"
+	"        __import__(n)\n"
+	"    except BaseException as e:\n"
+	"        m = 'package %s does not import: %s: %s\\n' % (n, type(e).__name__, ' '.join(str(e).split()))\n"
+	"        _cordon_posix.write(2, m.encode('utf-8', 'replace'))\n"
+	"        _cordon_posix._exit(1)\n";
+
+/* The loader with the policy's preloads and packages.  Their names were
+ * checked by the compiler and again by the loader of the blob (dotted
+ * identifiers), so they can be quoted as they are. */
 static int plan_loader(struct sandbox *sb)
 {
 	const struct cpol_executor *x = &sb->pol->exec;
-	size_t cap = sizeof(LOADER_HEAD) + sizeof(LOADER_TAIL) + 1;
+	size_t cap = sizeof(LOADER_HEAD) + sizeof(LOADER_PKG) + sizeof(LOADER_TAIL) + 32;
 	char *p;
 
 	for (uint32_t i = 0; i < x->npreload; i++)
 		cap += strlen(x->preload[i]) + 32;
+	for (uint32_t i = 0; i < x->npackages; i++)
+		cap += strlen(x->packages[i]) + 32;
 	if ((sb->loader = malloc(cap)) == NULL)
 		return -1;
 	p = sb->loader;
 	p += sprintf(p, "%s", LOADER_HEAD);
 	for (uint32_t i = 0; i < x->npreload; i++)
 		p += sprintf(p, "__import__('%s')\n", x->preload[i]);
+	if (x->npackages > 0) {
+		p += sprintf(p, "%s", LOADER_PKG);
+		for (uint32_t i = 0; i < x->npackages; i++)
+			p += sprintf(p, "_cordon_pkg('%s')\n", x->packages[i]);
+		p += sprintf(p, "del _cordon_pkg\n");
+	}
 	p += sprintf(p, "%s", LOADER_TAIL);
 	sb->loader_len = (size_t)(p - sb->loader);
 	return 0;
@@ -1056,6 +1078,10 @@ static int start_ready(struct sandbox *sb, int timeout_ms)
 		char tail[400] = "";
 		ssize_t got = read(sb->err.fd, tail, sizeof(tail) - 1);
 
+		/* A package's failure is one line (LOADER_PKG): its newline is
+		 * not part of the message. */
+		while (got > 0 && tail[got - 1] == '\n')
+			got--;
 		tail[got > 0 ? got : 0] = '\0';
 		sb_fail(sb, "preload", "the interpreter ended before it was ready%s%.390s", tail[0] ? ": " : "", tail);
 		if (child_report(sb) == 0 && sb->pid > 0) {
@@ -1102,8 +1128,7 @@ static int start_check(struct sandbox *sb, const struct sandbox_request *rq)
 	for (unsigned i = 0; i < rq->ninputs; i++) {
 		const char *b = rq->inputs[i].name;
 
-		if (b == NULL || *b == '\0' || strchr(b, '/') != NULL || strcmp(b, "main.py") == 0 ||
-		    strcmp(b, "user_code.py") == 0 || strcmp(b, ".") == 0 || strcmp(b, "..") == 0 || strlen(b) > 255) {
+		if (b == NULL || !policy_input_name_ok(b)) {
 			sb_fail(sb, "inputs", "%s: input name is empty or reserved", b ? b : "");
 			return -1;
 		}

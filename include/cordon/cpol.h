@@ -34,12 +34,13 @@
 /* A reader of M.m reads every M.k with k <= m, so a minor version may only
  * give meaning to bytes that were reserved (zero) before.  A change that
  * moves or resizes anything is a new major version, and a reader refuses
- * every other major: it never guesses at a layout.  (3.3's LIMITS tail is
- * the one resize in a minor: present only in blobs of minor >= 3, its size
- * stated by the section table, so nothing is guessed.)  History:
+ * every other major: it never guesses at a layout.  (3.3's LIMITS tail and
+ * 3.4's EXECUTOR tail are the resizes in a minor: present only in blobs of
+ * minor >= 3 and >= 4, their size stated by the section table, so nothing
+ * is guessed.)  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 3
+#define CPOL_VERSION_MINOR 4
 /* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
  * writer stamps a blob with the oldest minor that can hold it, so a policy
  * without preloads is byte for byte a 3.0 blob and older runtimes still
@@ -54,6 +55,11 @@
  * section and minor 3, so every other blob keeps its bytes; the section's
  * size in the table is what tells the reader which layout it holds. */
 #define CPOL_MINOR_CPU 3
+/* 3.4 lets the EXECUTOR section grow from 48 to 56 bytes (CPOL_EXECUTOR_
+ * PKG_BYTES) to hold the count of executor.packages, as 3.3 did for
+ * LIMITS: only a blob that declares packages has the longer record and
+ * minor 4. */
+#define CPOL_MINOR_PACKAGES 4
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -162,6 +168,10 @@ enum cpol_section {
 #define CPOL_EXE_SECCOMP_PROFILE 32 /* str, may be empty */
 #define CPOL_EXE_SECCOMP_EXTRA 40   /* str, may be empty */
 #define CPOL_EXECUTOR_BYTES 48
+/* From 3.4, only when the policy declares packages: 8 more bytes. */
+#define CPOL_EXE_PACKAGES 48     /* u32: count of the package list, STRLIST[preload, preload + count), >= 1 */
+#define CPOL_EXE_PKG_RESERVED 52 /* u32: 0 */
+#define CPOL_EXECUTOR_PKG_BYTES 56
 
 /* ENV record. */
 #define CPOL_ENV_KEY 0
@@ -268,6 +278,11 @@ enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
  * CPOL_PRELOAD_NAME_MAX bytes, and no name is listed twice. */
 #define CPOL_MAX_PRELOAD 32u
 #define CPOL_PRELOAD_NAME_MAX 255u
+/* executor.packages: the third-party packages the program may import,
+ * imported (and so checked) before the program arrives and listed in the
+ * agent doc.  The list is the STRLIST run right after the preload list;
+ * same name rule and bound as preload, and no name in either list twice. */
+#define CPOL_MAX_PACKAGES 32u
 
 #define CPOL_LAYER_LANDLOCK 0x1u
 #define CPOL_LAYER_CGROUP 0x2u

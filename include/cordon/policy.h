@@ -61,6 +61,11 @@ struct cpol_executor {
 	 * in the descriptor's order; NULL when npreload is 0. */
 	const char **preload;
 	uint32_t npreload;
+	/* Packages the program may import (executor.packages): imported
+	 * after the preloads, before the program arrives, and told to the
+	 * model; NULL when npackages is 0. */
+	const char **packages;
+	uint32_t npackages;
 };
 
 struct cpol_env {
@@ -204,6 +209,12 @@ const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown
  * [A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*, of 1 to
  * CPOL_PRELOAD_NAME_MAX bytes.  One rule for the compiler and the loader. */
 int policy_module_name_ok(const char *s);
+
+/* 1 when s can name a run's input file in the workspace's work/: 1 to 255
+ * bytes, no '/', not "." or "..", and not main.py or user_code.py (the
+ * loader's and the program's names).  One rule for the sandbox, which
+ * writes the inputs, and the description, which names them to the model. */
+int policy_input_name_ok(const char *s);
 
 /* Lookups over the sorted tables: index or CPOL_NONE. */
 uint32_t policy_find_tool(const struct cpol_policy *p, const char *id);

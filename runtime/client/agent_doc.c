@@ -369,6 +369,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 		     const char *version, const char *probe_err)
 {
 	const struct cpol_strs pre = { p->exec.preload, p->exec.npreload };
+	const struct cpol_strs pkg = { p->exec.packages, p->exec.npackages };
 	cJSON *d = cJSON_CreateObject(), *o, *arr;
 	char hex[65];
 	int has_tmp = 0;
@@ -393,6 +394,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 		cJSON_AddStringToObject(o, "probeError", probe_err ? probe_err : "not probed");
 	}
 	cJSON_AddItemToObject(o, "preload", policy_json_strs(&pre));
+	cJSON_AddItemToObject(o, "packages", policy_json_strs(&pkg));
 
 	cJSON_AddItemToObject(d, "limits", agent_doc_limits(&p->limits));
 	cJSON_AddStringToObject(d, "network", policy_network_name(p->exec.network));
@@ -429,6 +431,40 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 		if (tools[i] < p->ntools)
 			cJSON_AddItemToArray(arr, agent_doc_tool(p, tools[i]));
 	return d;
+}
+
+int agent_doc_add_inputs(cJSON *d, char *const *paths, unsigned n, char *err, size_t errlen)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (unsigned i = 0; arr != NULL && i < n; i++) {
+		const char *slash = strrchr(paths[i], '/');
+		const char *name = slash ? slash + 1 : paths[i];
+		const cJSON *it;
+
+		if (!policy_input_name_ok(name)) {
+			snprintf(err, errlen, "%s: \"%s\" cannot name an input (empty, '.', '..', main.py, user_code.py "
+				 "or over 255 bytes)", paths[i], name);
+			goto fail;
+		}
+		cJSON_ArrayForEach(it, arr)
+		{
+			if (strcmp(it->valuestring, name) == 0) {
+				snprintf(err, errlen, "%s: an input named %s is given twice", paths[i], name);
+				goto fail;
+			}
+		}
+		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(name)))
+			break;
+	}
+	if (arr == NULL || cJSON_GetArraySize(arr) != (int)n || !cJSON_AddItemToObject(d, "inputs", arr)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	cJSON_Delete(arr);
+	return -1;
 }
 
 /* ---- Markdown ----------------------------------------------------------- */
@@ -523,24 +559,24 @@ static void md_block(struct textbuf *b, const char *lang, const char *text)
 	textbuf_puts(b, "\n\n");
 }
 
-/* Said only when there are preloads, so a policy without them reads as it
- * did before the key existed. */
-static void md_preload(struct textbuf *b, const cJSON *pre)
+/* `lead`, then each name of the list as code, then `tail`; nothing at all
+ * for an empty list, so a policy without one reads as it did before its
+ * key existed. */
+static void md_names(struct textbuf *b, const cJSON *list, const char *lead, const char *tail)
 {
 	const cJSON *it;
 	int i = 0;
 
-	if (cJSON_GetArraySize(pre) == 0)
+	if (cJSON_GetArraySize(list) == 0)
 		return;
-	textbuf_puts(b, "- **Preloaded modules**: ");
-	cJSON_ArrayForEach(it, pre)
+	textbuf_puts(b, lead);
+	cJSON_ArrayForEach(it, list)
 	{
 		textbuf_puts(b, i++ ? ", `" : "`");
 		md_text(b, cJSON_IsString(it) ? it->valuestring : "");
 		textbuf_putc(b, '`');
 	}
-	textbuf_puts(b, ": imported before your program starts, so importing them is instant. Any other "
-			"installed module can be imported as usual.\n");
+	textbuf_puts(b, tail);
 }
 
 /* Said only under a quota: without one the program has what the host
@@ -573,7 +609,11 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 	md_text(b, md_str(py, "interpreter"));
 	textbuf_puts(b, "`, run as `python3 -I` (isolated: no user site-packages, PYTHON* variables ignored). "
 			"Only the standard library and what is installed system-wide; nothing can be installed.\n");
-	md_preload(b, cJSON_GetObjectItemCaseSensitive(py, "preload"));
+	md_names(b, cJSON_GetObjectItemCaseSensitive(py, "packages"), "- **Packages you can import**: ",
+		   ": checked to import in this sandbox before your program starts.\n");
+	md_names(b, cJSON_GetObjectItemCaseSensitive(py, "preload"), "- **Preloaded modules**: ",
+		   ": imported before your program starts, so importing them is instant. Any other "
+		   "installed module can be imported as usual.\n");
 	textbuf_puts(b, "- **Time limit**: ");
 	md_duration(b, md_u64(l, "timeoutMs"));
 	textbuf_puts(b, " of wall-clock time for the whole program, tool calls included; then it is killed.\n");
@@ -618,6 +658,8 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 		}
 		textbuf_puts(b, "\n");
 	}
+	md_names(b, cJSON_GetObjectItemCaseSensitive(d, "inputs"), "\nThe input files of this run, in `" AGENT_DOC_WORK
+		 "` (the current directory): ", ".\n");
 	textbuf_puts(b, "\nEnvironment:");
 	cJSON_ArrayForEach(it, env)
 	{

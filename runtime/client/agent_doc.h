@@ -49,6 +49,15 @@ int agent_doc_probe_python(const char *interp, char *version, size_t n, char *er
 cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint32_t *tools, uint32_t n,
 		      const char *version, const char *probe_err);
 
+/* The run's input files, named to the model: d (agent_doc_json()'s
+ * document) gets "inputs", the names `cordon run --input PATH` gives them
+ * in the workspace's work/ (each path's last component), in order.  Only
+ * a caller that knows the run's inputs adds them; without the key the
+ * description says nothing about inputs.  -1 with err for a name the
+ * sandbox would refuse (policy_input_name_ok()), one given twice, or no
+ * memory. */
+int agent_doc_add_inputs(cJSON *d, char *const *paths, unsigned n, char *err, size_t errlen);
+
 /* Markdown rendered from agent_doc_json()'s document; malloc'd, or NULL
  * when memory ran out. */
 char *agent_doc_render(const cJSON *d);

@@ -144,12 +144,13 @@ out:
 	return status;
 }
 
-static cJSON *preload_json(const struct cpol_policy *p)
+/* executor.preload or executor.packages as a JSON array of names. */
+static cJSON *names_json(const char *const *names, uint32_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (uint32_t i = 0; arr != NULL && i < p->exec.npreload; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(p->exec.preload[i]));
+	for (uint32_t i = 0; arr != NULL && i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(names[i]));
 	return arr;
 }
 
@@ -180,7 +181,8 @@ int engine_apps(struct engine *e, const struct serve_scope *scope, cJSON **out, 
 			goto nomem;
 		for (uint32_t a = 0; a < pe->pol.nagents; a++)
 			cJSON_AddItemToArray(agents, cJSON_CreateString(pe->pol.agents[a].name));
-		cJSON_AddItemToObject(o, "preload", preload_json(&pe->pol));
+		cJSON_AddItemToObject(o, "preload", names_json(pe->pol.exec.preload, pe->pol.exec.npreload));
+		cJSON_AddItemToObject(o, "packages", names_json(pe->pol.exec.packages, pe->pol.exec.npackages));
 	}
 	*out = root;
 	root = NULL;
@@ -220,7 +222,8 @@ int engine_capabilities(struct engine *e, const struct serve_scope *scope, const
 	cJSON_AddStringToObject(root, "description", md);
 	cJSON_AddItemToObject(root, "tools", tools);
 	tools = NULL;
-	cJSON_AddItemToObject(root, "preload", preload_json(&ent->pol));
+	cJSON_AddItemToObject(root, "preload", names_json(ent->pol.exec.preload, ent->pol.exec.npreload));
+	cJSON_AddItemToObject(root, "packages", names_json(ent->pol.exec.packages, ent->pol.exec.npackages));
 	*out = root;
 	root = NULL;
 out:

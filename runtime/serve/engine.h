@@ -50,13 +50,14 @@ struct serve_exec_req {
 };
 void serve_exec_req_free(struct serve_exec_req *r);
 
-/* GET /v1/apps: [{"app","sha256","keyId","agents":[...],"preload":[...]}]
+/* GET /v1/apps: [{"app","sha256","keyId","agents":[...],"preload":[...],
+ * "packages":[...]}]
  * for the apps scope may see.  Always 200. */
 int engine_apps(struct engine *e, const struct serve_scope *scope, cJSON **out, struct serve_err *err);
 
 /* GET /v1/apps/{app}/agents/{agent}: {"app","agent","sha256","description"
  * (cordonc describe's text),"tools":[{"name","description","parameters"
- * (JSON Schema 2020-12)}],"preload":[...]}.  404 unknown or out of scope. */
+ * (JSON Schema 2020-12)}],"preload":[...],"packages":[...]}.  404 unknown or out of scope. */
 int engine_capabilities(struct engine *e, const struct serve_scope *scope, const char *app, const char *agent,
 			cJSON **out, struct serve_err *err);
 

@@ -60,6 +60,11 @@ mk preload 's/^    uid: 1001$/    uid: 1001\n    preload: [numpy, json]/' ''
 expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/preload.cpol"
 change change "executor.preload: (none) -> numpy json"
 expect_out "1 change: 0 widening, 0 narrowing, 1 neutral"
+# Packages too: imported before the program and told to the model.
+mk packages 's/^    uid: 1001$/    uid: 1001\n    packages: [csv, json]/' ''
+expect_rc 0 "$CORDONC" diff "$T/base.cpol" "$T/packages.cpol"
+change change "executor.packages: (none) -> csv json"
+expect_out "1 change: 0 widening, 0 narrowing, 1 neutral"
 
 # A CPU quota (issue 14): a raised quota and a removed one widen, a lower
 # or a new one narrows.

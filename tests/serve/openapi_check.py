@@ -389,12 +389,13 @@ def _selftest():
     ok("metrics", api.check_response("GET", "/metrics", 200, b"cordon_executions_running 0\n",
                                      {"Content-Type": "text/plain; version=0.0.4"}))
     ok("apps", api.check_response("GET", "/v1/apps", 200, {"apps": [
-        {"app": "cafe", "sha256": "ab" * 32, "keyId": "0011aabb", "agents": ["analyst"], "preload": ["numpy"]}]}, J))
+        {"app": "cafe", "sha256": "ab" * 32, "keyId": "0011aabb", "agents": ["analyst"], "preload": ["numpy"],
+         "packages": ["pandas"]}]}, J))
     caps = {"app": "cafe", "agent": "analyst", "sha256": "ab" * 32, "description": "# Sandbox of app `cafe`\n",
             "tools": [{"name": "calc_check", "id": "calc.check", "description": "Check.",
                        "parameters": {"type": "object", "properties": {"unknowns": {"type": "array"}},
                                       "required": ["unknowns"], "additionalProperties": False}}],
-            "preload": []}
+            "preload": [], "packages": []}
     ok("capabilities", api.check_response("GET", "/v1/apps/cafe/agents/analyst", 200, caps, J))
     ok("execute", api.check_response("POST", "/v1/executions", 200, json.dumps(SAMPLE_RESULT), J))
     ok("execute (harness error)", api.check_response("POST", "/v1/executions", 200, SAMPLE_HARNESS, J))

@@ -679,6 +679,9 @@ class Tests:
                     return "cafe agents/preload %r" % apps["cafe"]
                 if apps["report"]["agents"] != [] or apps["report"]["preload"] != []:
                     return "report agents/preload %r" % apps["report"]
+                # Neither example declares executor.packages.
+                if any(a["packages"] != [] for a in apps.values()):
+                    return "packages %r" % {n: a["packages"] for n, a in apps.items()}
                 return None
             return f
         for tgt, want in ((srv.unix, ["cafe", "report"]), (srv.tcp_a, ["cafe", "report"]),
@@ -702,8 +705,8 @@ class Tests:
                 return "tools differ from cordonc describe --format jsonschema"
             if sorted(x["id"] for x in j["tools"]) != ["calc.check", "calc.solve", "mail.send"]:
                 return "tools %r" % [x["id"] for x in j["tools"]]
-            if j["preload"] != ["numpy"]:
-                return "preload %r" % j["preload"]
+            if j["preload"] != ["numpy"] or j["packages"] != []:
+                return "preload %r, packages %r" % (j["preload"], j["packages"])
             return None
         for tgt in (srv.unix, srv.tcp_a):
             r = tgt.curl("GET", "/v1/apps/cafe/agents/analyst", work=work)

@@ -30,7 +30,7 @@ static const char app_yaml[] = "version: 1\n"
 			       "app: doc\n"
 			       "execution:\n"
 			       "  runtime: { timeout: 5s }\n"
-			       "  executor: { preload: [numpy, json] }\n"
+			       "  executor: { preload: [numpy, json], packages: [csv, email.mime] }\n"
 			       "agents:\n"
 			       "  a: { tools: [calc.add, mail.send, shape.all] }\n"
 			       "  clash: { tools: [a_b.c, a.b_c] }\n"
@@ -317,6 +317,10 @@ static void test_markdown(void **state)
 	assert_int_equal(cJSON_GetArraySize(pre), 2);
 	assert_string_equal(cJSON_GetArrayItem(pre, 0)->valuestring, "numpy");
 	assert_string_equal(cJSON_GetArrayItem(pre, 1)->valuestring, "json");
+	pre = get(get(d, "python"), "packages");
+	assert_int_equal(cJSON_GetArraySize(pre), 2);
+	assert_string_equal(cJSON_GetArrayItem(pre, 0)->valuestring, "csv");
+	assert_string_equal(cJSON_GetArrayItem(pre, 1)->valuestring, "email.mime");
 	ref = agent_doc_render(d);
 	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
 	assert_non_null(ref);
@@ -326,6 +330,7 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(md, "# Sandbox of app `doc`, agent `a`"));
 	assert_non_null(strstr(md, "- **Python**: 3.11.test, `/usr/bin/python3`"));
 	assert_non_null(strstr(md, "- **Preloaded modules**: `numpy`, `json`: imported before your program starts"));
+	assert_non_null(strstr(md, "- **Packages you can import**: `csv`, `email.mime`: checked to import"));
 	assert_non_null(strstr(md, "## Tools (3)"));
 	/* returns: (issue 14): shape.all has one, the others none. */
 	assert_non_null(strstr(md, ") -> ShapeAllResult\n"));
@@ -350,12 +355,71 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(md, "None: this program can call no tool."));
 	free(md);
 
-	/* Without preloads the line is not there at all. */
+	/* Without preloads the line is not there at all; nor the packages'
+	 * line without packages. */
 	p.exec.npreload = 0;
 	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
 	assert_non_null(md);
 	assert_null(strstr(md, "Preloaded"));
+	assert_non_null(strstr(md, "Packages you can import"));
 	free(md);
+	p.exec.npackages = 0;
+	md = agent_doc_markdown(&p, "a", "3.11.test", &len);
+	assert_non_null(md);
+	assert_null(strstr(md, "Packages"));
+	free(md);
+	free(tools);
+	policy_free(&p);
+}
+
+/* The run's inputs (issue 14): named by their last path component, in
+ * order, in the JSON and the Markdown; a name the sandbox would refuse, or
+ * one given twice, is refused here too; without inputs nothing is said. */
+static void test_inputs(void **state)
+{
+	static char *const good[] = { "/data/receipts.json", "prices.csv", "a/b/notes.txt" };
+	static char *const reserved[] = { "x/main.py", "user_code.py", "dir/", ".." };
+	static char *const twice[] = { "a/x.csv", "b/x.csv" };
+	struct cpol_policy p;
+	uint32_t *tools = NULL, n = 0;
+	char err[256], *md;
+	const cJSON *in;
+	cJSON *d;
+
+	(void)state;
+	compile_policy(&p);
+	assert_int_equal(agent_doc_select(&p, "a", &tools, &n, err, sizeof(err)), 0);
+	d = agent_doc_json(&p, "a", tools, n, "3.11.test", NULL);
+	assert_non_null(d);
+	md = agent_doc_render(d);
+	assert_null(strstr(md, "The input files of this run"));
+	free(md);
+	assert_null(cJSON_GetObjectItemCaseSensitive(d, "inputs"));
+	assert_int_equal(agent_doc_add_inputs(d, good, 3, err, sizeof(err)), 0);
+	in = get(d, "inputs");
+	assert_int_equal(cJSON_GetArraySize(in), 3);
+	assert_string_equal(cJSON_GetArrayItem(in, 0)->valuestring, "receipts.json");
+	assert_string_equal(cJSON_GetArrayItem(in, 1)->valuestring, "prices.csv");
+	assert_string_equal(cJSON_GetArrayItem(in, 2)->valuestring, "notes.txt");
+	md = agent_doc_render(d);
+	assert_non_null(strstr(md, "The input files of this run, in `/workspace/work` (the current directory): "
+				   "`receipts.json`, `prices.csv`, `notes.txt`.\n"));
+	free(md);
+	cJSON_Delete(d);
+
+	for (unsigned i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		d = agent_doc_json(&p, "a", tools, n, "3.11.test", NULL);
+		err[0] = '\0';
+		if (agent_doc_add_inputs(d, &reserved[i], 1, err, sizeof(err)) != -1)
+			fail_msg("input %s taken", reserved[i]);
+		assert_non_null(strstr(err, "cannot name an input"));
+		assert_null(cJSON_GetObjectItemCaseSensitive(d, "inputs"));
+		cJSON_Delete(d);
+	}
+	d = agent_doc_json(&p, "a", tools, n, "3.11.test", NULL);
+	assert_int_equal(agent_doc_add_inputs(d, twice, 2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "x.csv is given twice"));
+	cJSON_Delete(d);
 	free(tools);
 	policy_free(&p);
 }
@@ -367,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_name_clash),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_markdown),
+		cmocka_unit_test(test_inputs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

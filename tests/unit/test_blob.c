@@ -315,6 +315,9 @@ static void assert_policy_equal(const struct cpol_policy *a, const struct cpol_p
 	assert_int_equal(a->exec.npreload, b->exec.npreload);
 	for (uint32_t i = 0; i < a->exec.npreload; i++)
 		assert_string_equal(a->exec.preload[i], b->exec.preload[i]);
+	assert_int_equal(a->exec.npackages, b->exec.npackages);
+	for (uint32_t i = 0; i < a->exec.npackages; i++)
+		assert_string_equal(a->exec.packages[i], b->exec.packages[i]);
 
 	assert_int_equal(a->nenv, b->nenv);
 	for (uint32_t i = 0; i < a->nenv; i++) {
@@ -542,12 +545,26 @@ static const char *check_preload(const struct cpol_policy *p)
 
 	if (e->npreload > CPOL_MAX_PRELOAD || (e->npreload && (e->preload == NULL || p->minor < 1)))
 		return "preload count";
+	if (e->npackages > CPOL_MAX_PACKAGES ||
+	    (e->npackages && (e->packages == NULL || p->minor < CPOL_MINOR_PACKAGES)))
+		return "package count";
 	for (uint32_t i = 0; i < e->npreload; i++) {
 		if (!str_ok(e->preload[i]) || !preload_name_ok(e->preload[i]))
 			return "preload name";
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(e->preload[i], e->preload[j]) == 0)
 				return "preload duplicate";
+	}
+	/* One name once in both lists. */
+	for (uint32_t i = 0; i < e->npackages; i++) {
+		if (!str_ok(e->packages[i]) || !preload_name_ok(e->packages[i]))
+			return "package name";
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(e->packages[i], e->packages[j]) == 0)
+				return "package duplicate";
+		for (uint32_t j = 0; j < e->npreload; j++)
+			if (strcmp(e->packages[i], e->preload[j]) == 0)
+				return "package also preloaded";
 	}
 	return NULL;
 }
@@ -1396,6 +1413,34 @@ static void test_cpu_quota(void **state)
 	free(blob);
 }
 
+/* The checks on an executor module list's count (`word`, a list of two
+ * whose run starts at STRLIST entry `first`, followed by the first tool's
+ * exec path): the bound of 32, a run past STRLIST's end, and a third entry
+ * that is no module name.  Leaves the count 2 and the blob rehashed. */
+static void expect_count_checks(uint8_t *blob, size_t len, uint8_t *word, const char *field, uint32_t first)
+{
+	uint32_t nstrlist = (uint32_t)get_le(blob + CPOL_HEADER_SIZE + CPOL_SEC_ENT_COUNT +
+						     (CPOL_SEC_STRLIST - 1) * CPOL_SEC_ENT_BYTES,
+					     4);
+	char third[64];
+
+	_Static_assert(CPOL_MAX_PRELOAD == 32 && CPOL_MAX_PACKAGES == 32, "the messages below say 32");
+	put_le(word, 4, 33);
+	rehash(blob);
+	expect_field_msg(blob, len, field, "33 modules", "at most 32");
+	if (nstrlist - first + 1 <= 32) {
+		put_le(word, 4, nstrlist - first + 1);
+		rehash(blob);
+		expect_field_msg(blob, len, field, "runs past", "strlist");
+	}
+	put_le(word, 4, 3);
+	rehash(blob);
+	snprintf(third, sizeof(third), "%s[2]", field);
+	expect_field_msg(blob, len, third, "not a module name", "");
+	put_le(word, 4, 2);
+	rehash(blob);
+}
+
 /* executor.preload (format 3.1): the count in the executor's word at 28,
  * the names in STRLIST[0, count); a policy without one is a 3.0 blob. */
 static void test_preload(void **state)
@@ -1445,21 +1490,7 @@ static void test_preload(void **state)
 	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_BYTES);
 	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
 	st = blob + sec_off(blob, CPOL_SEC_STRTAB);
-	put_le(r + CPOL_EXE_PRELOAD, 4, CPOL_MAX_PRELOAD + 1);
-	rehash(blob);
-	expect_field_msg(blob, len, "executor.preload", "33 modules", "at most 32");
-	/* A count within the bound but past STRLIST's end. */
-	put_le(r + CPOL_EXE_PRELOAD, 4, get_le(blob + CPOL_HEADER_SIZE + CPOL_SEC_ENT_COUNT +
-						      (CPOL_SEC_STRLIST - 1) * CPOL_SEC_ENT_BYTES, 4) + 1);
-	if (get_le(r + CPOL_EXE_PRELOAD, 4) <= CPOL_MAX_PRELOAD) {
-		rehash(blob);
-		expect_field_msg(blob, len, "executor.preload", "runs past", "strlist");
-	}
-	/* Three entries: the third is the first tool's exec path, no module. */
-	put_le(r + CPOL_EXE_PRELOAD, 4, 3);
-	rehash(blob);
-	expect_field_msg(blob, len, "executor.preload[2]", "not a module name", "");
-	put_le(r + CPOL_EXE_PRELOAD, 4, 2);
+	expect_count_checks(blob, len, r + CPOL_EXE_PRELOAD, "executor.preload", 0);
 
 	/* A bad byte in a name, reported with the offset of its reference. */
 	at = get_le(sl + CPOL_STR_OFF, 4);
@@ -1480,6 +1511,160 @@ static void test_preload(void **state)
 	memcpy(sl + CPOL_STR_BYTES, sl, CPOL_STR_BYTES);
 	rehash(blob);
 	expect_field_msg(blob, len, "executor.preload[1]", "listed twice", "entry 0");
+	free(blob);
+}
+
+static uint64_t executor_size(const uint8_t *blob)
+{
+	return get_le(blob + CPOL_HEADER_SIZE + (size_t)(CPOL_SEC_EXECUTOR - 1) * CPOL_SEC_ENT_BYTES +
+			      CPOL_SEC_ENT_SIZE,
+		      8);
+}
+
+/* The rich policy with two packages: a 3.4 blob. */
+static void build_packages(struct cpol_policy *p)
+{
+	build_rich(p);
+	p->exec.packages = mk_strs(p, 2, "json", "email.mime").v;
+	p->exec.npackages = 2;
+}
+
+/* executor.packages (format 3.4): 8 more EXECUTOR bytes only in a blob
+ * that declares packages, the count at 48, the names in STRLIST right after
+ * the preloads; every loader check, each shown to fire. */
+static void test_packages(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *plain, *r, *sl, *st;
+	size_t len, plain_len;
+
+	(void)state;
+	build_packages(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PACKAGES);
+	assert_int_equal(executor_size(blob), CPOL_EXECUTOR_PKG_BYTES);
+	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_PKG_BYTES);
+	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
+	st = blob + sec_off(blob, CPOL_SEC_STRTAB);
+	assert_int_equal(get_le(r + CPOL_EXE_PRELOAD, 4), 2);
+	assert_int_equal(get_le(r + CPOL_EXE_PACKAGES, 4), 2);
+	assert_int_equal(get_le(r + CPOL_EXE_PKG_RESERVED, 4), 0);
+	assert_string_equal((const char *)st + get_le(sl + 2 * CPOL_STR_BYTES + CPOL_STR_OFF, 4), "json");
+	assert_string_equal((const char *)st + get_le(sl + 3 * CPOL_STR_BYTES + CPOL_STR_OFF, 4), "email.mime");
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_int_equal(q.minor, CPOL_MINOR_PACKAGES);
+	assert_policy_equal(&p, &q);
+	assert_null(check_invariants(&q));
+	policy_free(&q);
+
+	/* Without packages the blob is byte for byte the rich one (3.3). */
+	p.exec.npackages = 0;
+	assert_int_equal(blob_emit(&p, &plain, &plain_len, &err), 0);
+	policy_free(&p);
+	{
+		uint8_t *rich;
+		size_t rich_len;
+
+		emit_rich(&rich, &rich_len);
+		assert_int_equal(plain_len, rich_len);
+		assert_memory_equal(plain, rich, rich_len);
+		free(rich);
+	}
+	assert_int_equal(get_le(plain + CPOL_HDR_MINOR, 2), CPOL_MINOR_CPU);
+	assert_int_equal(executor_size(plain), CPOL_EXECUTOR_BYTES);
+	free(plain);
+
+	/* The long record says "packages": a count of 0 is refused. */
+	put_le(r + CPOL_EXE_PACKAGES, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.packages", "empty", "48-byte record");
+	expect_count_checks(blob, len, r + CPOL_EXE_PACKAGES, "executor.packages", 2);
+	put_le(r + CPOL_EXE_PKG_RESERVED, 4, 7);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.reserved", "holds 7", "must be 0");
+	put_le(r + CPOL_EXE_PKG_RESERVED, 4, 0);
+
+	/* A package that repeats a preload, or another package. */
+	{
+		uint8_t saved[CPOL_STR_BYTES];
+
+		memcpy(saved, sl + 2 * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		memcpy(sl + 2 * CPOL_STR_BYTES, sl, CPOL_STR_BYTES);
+		rehash(blob);
+		expect_field_msg(blob, len, "executor.packages[0]", "listed twice", "preload entry 0");
+		memcpy(sl + 2 * CPOL_STR_BYTES, saved, CPOL_STR_BYTES);
+		memcpy(saved, sl + 3 * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		memcpy(sl + 3 * CPOL_STR_BYTES, sl + 2 * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		rehash(blob);
+		expect_field_msg(blob, len, "executor.packages[1]", "listed twice", "package entry 0");
+		memcpy(sl + 3 * CPOL_STR_BYTES, saved, CPOL_STR_BYTES);
+	}
+	/* A bad byte in a name: "js-n". */
+	st[get_le(sl + 2 * CPOL_STR_BYTES + CPOL_STR_OFF, 4) + 2] = '-';
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.packages[0]", "\"js-n\"", "not a module name");
+	assert_int_equal(blob_load(blob, len, BLOB_ANY_ARCH, &q, &err), -1);
+	assert_int_equal(err.offset, sec_off(blob, CPOL_SEC_STRLIST) + 2 * CPOL_STR_BYTES);
+	policy_free(&q);
+	st[get_le(sl + 2 * CPOL_STR_BYTES + CPOL_STR_OFF, 4) + 2] = 's';
+
+	/* A blob that claims an older minor has only the 48-byte layout. */
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_PACKAGES - 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "section[5].size", "56 bytes", "records of 48 bytes");
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_PACKAGES);
+	rehash(blob);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load after the repairs: %s: %s", err.field, err.msg);
+	policy_free(&q);
+
+	/* Every value of every byte of the executor record and of the two
+	 * package references: refused with a field, or loaded and sound. */
+	{
+		uint8_t *spots[] = { r, sl + 2 * CPOL_STR_BYTES };
+		size_t widths[] = { CPOL_EXECUTOR_PKG_BYTES, 2 * CPOL_STR_BYTES };
+
+		for (size_t k = 0; k < 2; k++)
+			for (size_t i = 0; i < widths[k]; i++) {
+				uint8_t was = spots[k][i];
+
+				for (unsigned v = 0; v < 256; v++) {
+					spots[k][i] = (uint8_t)v;
+					rehash(blob);
+					if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) == 0) {
+						const char *why = check_invariants(&q);
+
+						if (why != NULL)
+							fail_msg("byte %zu = 0x%02x loaded but breaks: %s", i, v, why);
+					} else if (err.field[0] == '\0' || err.msg[0] == '\0') {
+						fail_msg("byte %zu = 0x%02x: error without field or message", i, v);
+					}
+					policy_free(&q);
+				}
+				spots[k][i] = was;
+			}
+		rehash(blob);
+	}
+	free(blob);
+
+	/* Without preloads the packages start STRLIST. */
+	build_packages(&p);
+	p.exec.npreload = 0;
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	sl = rec(blob, CPOL_SEC_STRLIST, 0, CPOL_STR_BYTES);
+	st = blob + sec_off(blob, CPOL_SEC_STRTAB);
+	assert_string_equal((const char *)st + get_le(sl + CPOL_STR_OFF, 4), "json");
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_policy_equal(&p, &q);
+	policy_free(&q);
+	r = rec(blob, CPOL_SEC_EXECUTOR, 0, CPOL_EXECUTOR_PKG_BYTES);
+	put_le(r + CPOL_EXE_PACKAGES, 4, 3);
+	rehash(blob);
+	expect_field_msg(blob, len, "executor.packages[2]", "not a module name", "");
+	policy_free(&p);
 	free(blob);
 }
 
@@ -1882,6 +2067,9 @@ static void test_write_seeds(void **state)
 	build_minimal(&p);
 	write_seed(dir, "minimal.cpol", &p);
 	policy_free(&p);
+	build_packages(&p); /* 3.4: the 56-byte executor record */
+	write_seed(dir, "rich-packages.cpol", &p);
+	policy_free(&p);
 }
 
 /* Load a policy built in memory and insist the loader refuses it with a
@@ -2020,6 +2208,7 @@ int main(void)
 		cmocka_unit_test(test_tool_cgroup_limits),
 		cmocka_unit_test(test_ws_entries),
 		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_packages),
 		cmocka_unit_test(test_module_name_rule),
 		cmocka_unit_test(test_duplicate_env),
 		cmocka_unit_test(test_param_backward_ref),

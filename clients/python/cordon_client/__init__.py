@@ -324,12 +324,12 @@ class Client:
         return self._request("GET", "/metrics")[2].decode("utf-8")
 
     def apps(self):
-        """GET /v1/apps: the list of {"app", "sha256", "keyId", "agents", "preload"}."""
+        """GET /v1/apps: the list of {"app", "sha256", "keyId", "agents", "preload", "packages"}."""
         return self._json("GET", "/v1/apps")["apps"]
 
     def capabilities(self, app, agent):
         """GET /v1/apps/{app}/agents/{agent}: {"app", "agent", "sha256",
-        "description" (markdown for the model), "tools", "preload"}."""
+        "description" (markdown for the model), "tools", "preload", "packages"}."""
         return self._json("GET", "/v1/apps/%s/agents/%s" % (_seg(app), _seg(agent)))
 
     def execute(self, app, code, agent=None, inputs=None, context=None, request_id=None, timeout=None):

@@ -191,7 +191,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                   "text/plain; version=0.0.4")
 
     def do_apps(self, scope, body):
-        apps = [{"app": a, "sha256": SHA, "keyId": "00112233", "agents": ["analyst"], "preload": ["numpy"]}
+        apps = [{"app": a, "sha256": SHA, "keyId": "00112233", "agents": ["analyst"], "preload": ["numpy"],
+                 "packages": ["pandas"]}
                 for a in ("cafe", "mail") if scope[1] is None or a in scope[1]]
         self.send(200, {"apps": apps})
 
@@ -200,7 +201,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.error(404, "unknown_agent", "no agent %s in %s" % (agent, app))
         if self.in_scope(scope, app):
             self.send(200, {"app": app, "agent": agent, "sha256": SHA, "description": "# Sandbox of app `%s`\n" % app,
-                            "tools": [TOOL], "preload": ["numpy"]})
+                            "tools": [TOOL], "preload": ["numpy"], "packages": []})
 
     def do_execute(self, scope, body):
         if (self.headers.get("Content-Type") or "").split(";")[0] != "application/json":
@@ -341,6 +342,7 @@ class Base:
         apps = self.c.apps()
         self.assertEqual([a["app"] for a in apps], ["cafe", "mail"])
         self.assertEqual(apps[0]["preload"], ["numpy"])
+        self.assertEqual(apps[0]["packages"], ["pandas"])
 
     def test_capabilities(self):
         caps = self.c.capabilities("cafe", "analyst")
