@@ -213,6 +213,15 @@ static int write_etc(const struct launch_plan *lp, char *msg, size_t n)
 		snprintf(text + len, sizeof(text) - (size_t)len, "nogroup:x:65534:\n");
 	if (write_file(NEWROOT "/etc/group", text) != 0)
 		FAIL("write /etc/group: %s", launch_strerror(errno));
+	/* "localhost" names the sandbox's own lo, as on every host: with
+	 * network: loopback a server on "localhost" is the only one there is,
+	 * and without a hosts file the name went to DNS and failed (asyncio,
+	 * logging and http.server tests).  Files only: no resolver is
+	 * reachable from the sandbox's network namespace anyway. */
+	if (write_file(NEWROOT "/etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n") != 0)
+		FAIL("write /etc/hosts: %s", launch_strerror(errno));
+	if (write_file(NEWROOT "/etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n") != 0)
+		FAIL("write /etc/nsswitch.conf: %s", launch_strerror(errno));
 	return 0;
 }
 

@@ -51,6 +51,8 @@ def _():
     assert pwd.getpwuid(os.getuid()).pw_name == "sandbox"
     assert pwd.getpwnam("root").pw_uid == 0 and pwd.getpwnam("nobody").pw_uid == 65534
     assert grp.getgrnam("root").gr_gid == 0 and grp.getgrgid(65534).gr_name == "nogroup"
+    import socket  # localhost resolves from /etc/hosts (no resolver is reachable)
+    assert "127.0.0.1" in {a[4][0] for a in socket.getaddrinfo("localhost", 80)}
 
 
 @probe("setgroups_eperm")
