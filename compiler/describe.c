@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compiler/describe.h"
+#include "compiler/describe_apis.h"
 #include "compiler/sign.h"
 #include "cordon/blob.h"
 #include "runtime/client/agent_doc.h"
@@ -33,7 +34,17 @@ const char describe_help[] =
 	"                      cordon_tools.py), or jsonschema (the tools as\n"
 	"                      function definitions: a JSON array of {name, id,\n"
 	"                      description, parameters}, parameters a JSON Schema\n"
-	"                      2020-12 object schema)\n"
+	"                      2020-12 object schema), or the same tools in the\n"
+	"                      shape of a model API: openai (a Chat Completions\n"
+	"                      tools array, strict only where the schema\n"
+	"                      qualifies), anthropic (a Messages tools array) or\n"
+	"                      mcp (the Tool objects of a tools/list result, with\n"
+	"                      annotations); for openai and anthropic a tool's\n"
+	"                      name is its id with '.' as \"__\" (mail.send:\n"
+	"                      mail__send; each \"__\" read back as '.' gives the\n"
+	"                      id), for mcp the id itself; a side-effect tool\n"
+	"                      takes a required message_id argument, the\n"
+	"                      request's messageId (docs/describe-apis.md)\n"
 	"  -j, --json          --format json\n"
 	"  -p, --python        --format python\n"
 	"  -a, --agent NAME    only the tools of that agent\n"
@@ -42,10 +53,19 @@ const char describe_help[] =
 	"                      path component, in /workspace/work); repeatable,\n"
 	"                      markdown and json only; the file is not read\n"
 	"  -h, --help          this text\n\n"
-	"Exit: 0 written, 1 invalid blob, 2 usage error, unknown agent or\n"
-	"unreadable file.\n";
+	"Exit: 0 written, 1 invalid blob or a selected tool the format cannot\n"
+	"name (an id whose name would pass 64 characters or not read back),\n"
+	"2 usage error, unknown agent or unreadable file.\n";
 
-enum describe_format { DESCRIBE_MARKDOWN, DESCRIBE_JSON, DESCRIBE_PYTHON, DESCRIBE_JSONSCHEMA };
+enum describe_format {
+	DESCRIBE_MARKDOWN,
+	DESCRIBE_JSON,
+	DESCRIBE_PYTHON,
+	DESCRIBE_JSONSCHEMA,
+	DESCRIBE_OPENAI,
+	DESCRIBE_ANTHROPIC,
+	DESCRIBE_MCP
+};
 
 static int describe_usage(const char *msg)
 {
@@ -64,7 +84,7 @@ static int describe_set_format(int *fmt, int want)
 
 static int describe_parse_format(const char *s)
 {
-	static const char *const names[] = { "markdown", "json", "python", "jsonschema" };
+	static const char *const names[] = { "markdown", "json", "python", "jsonschema", "openai", "anthropic", "mcp" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(s, names[i]) == 0)
@@ -91,7 +111,7 @@ int cmd_describe(int argc, char **argv)
 	size_t len = 0;
 	char err[512], version[AGENT_DOC_VERSION_MAX], perr[512];
 	char *text = NULL;
-	cJSON *d = NULL;
+	cJSON *d = NULL, *api = NULL;
 	int c, fmt = -1, want, newline = 0, rc = 2;
 
 	policy_init(&p);
@@ -99,7 +119,7 @@ int cmd_describe(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if ((want = describe_parse_format(optarg)) < 0)
-				return describe_usage("--format takes markdown, json, python or jsonschema");
+				return describe_usage("--format takes markdown, json, python, jsonschema, openai, anthropic or mcp");
 			if (describe_set_format(&fmt, want) != 0)
 				return describe_usage("give one output format: --format, --json and --python exclude each other");
 			break;
@@ -131,7 +151,7 @@ int cmd_describe(int argc, char **argv)
 	}
 	if (fmt == -1)
 		fmt = DESCRIBE_MARKDOWN;
-	if (argc - optind != 1 || (ninputs > 0 && (fmt == DESCRIBE_PYTHON || fmt == DESCRIBE_JSONSCHEMA))) {
+	if (argc - optind != 1 || (ninputs > 0 && fmt != DESCRIBE_MARKDOWN && fmt != DESCRIBE_JSON)) {
 		free(inputs);
 		return describe_usage(argc - optind != 1 ? "needs exactly one blob"
 							 : "--input goes with the markdown and json formats");
@@ -159,6 +179,20 @@ int cmd_describe(int argc, char **argv)
 	case DESCRIBE_JSONSCHEMA:
 		d = agent_doc_tools_json(&p, agent);
 		text = d ? cJSON_Print(d) : NULL;
+		newline = 1;
+		break;
+	case DESCRIBE_OPENAI:
+	case DESCRIBE_ANTHROPIC:
+	case DESCRIBE_MCP:
+		if ((d = agent_doc_tools_json(&p, agent)) == NULL)
+			break;
+		api = describe_api_tools(&p, d, (enum describe_api)(fmt - DESCRIBE_OPENAI), err, sizeof(err));
+		if (api == NULL) {
+			fprintf(stderr, "cordonc describe: %s: %s\n", argv[optind], err);
+			rc = 1;
+			goto out;
+		}
+		text = cJSON_Print(api);
 		newline = 1;
 		break;
 	default: {
@@ -190,6 +224,7 @@ int cmd_describe(int argc, char **argv)
 	rc = fflush(stdout) == 0 ? 0 : 2;
 out:
 	free(text);
+	cJSON_Delete(api);
 	cJSON_Delete(d);
 	free(tools);
 	free(inputs);

@@ -13,7 +13,7 @@
 
 /* The command: argument parsing and output (cordonc.c's table). */
 int cmd_describe(int argc, char **argv);
-#define DESCRIBE_SYNOPSIS "[--format markdown|json|python|jsonschema | --json | --python] [--agent NAME] [--input FILE]... BLOB"
+#define DESCRIBE_SYNOPSIS "[--format markdown|json|python|jsonschema|openai|anthropic|mcp | --json | --python] [--agent NAME] [--input FILE]... BLOB"
 extern const char describe_help[];
 
 #endif
