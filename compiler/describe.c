@@ -112,6 +112,7 @@ int cmd_describe(int argc, char **argv)
 	char err[512], version[AGENT_DOC_VERSION_MAX], perr[512];
 	char *text = NULL;
 	cJSON *d = NULL, *api = NULL;
+	enum describe_api kind;
 	int c, fmt = -1, want, newline = 0, rc = 2;
 
 	policy_init(&p);
@@ -119,7 +120,8 @@ int cmd_describe(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if ((want = describe_parse_format(optarg)) < 0)
-				return describe_usage("--format takes markdown, json, python, jsonschema, openai, anthropic or mcp");
+				return describe_usage(
+					"--format takes markdown, json, python, jsonschema, openai, anthropic or mcp");
 			if (describe_set_format(&fmt, want) != 0)
 				return describe_usage("give one output format: --format, --json and --python exclude each other");
 			break;
@@ -186,7 +188,10 @@ int cmd_describe(int argc, char **argv)
 	case DESCRIBE_MCP:
 		if ((d = agent_doc_tools_json(&p, agent)) == NULL)
 			break;
-		api = describe_api_tools(&p, d, (enum describe_api)(fmt - DESCRIBE_OPENAI), err, sizeof(err));
+		kind = fmt == DESCRIBE_OPENAI ? DESCRIBE_API_OPENAI
+		       : fmt == DESCRIBE_ANTHROPIC ? DESCRIBE_API_ANTHROPIC
+						   : DESCRIBE_API_MCP;
+		api = describe_api_tools(&p, d, kind, err, sizeof(err));
 		if (api == NULL) {
 			fprintf(stderr, "cordonc describe: %s: %s\n", argv[optind], err);
 			rc = 1;
