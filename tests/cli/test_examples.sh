@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The examples (examples/*): every one compiles; scripts/install-examples
 # puts a tool at every exec path the inventories name; each tool, run the
 # way the supervisor runs it (params on stdin, an environment from
