@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cordon - policy compiler toolchain and thin runtime.
 #
 #   make            build cordonc and cordon into build/
@@ -123,6 +124,24 @@ install-client: $(B)/libcordon_tools.a
 	install -m 0644 $(B)/libcordon_tools.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 runtime/client/cordon_tools.h $(DESTDIR)$(PREFIX)/include/
 # --- end of the tool client block.
+
+# --- the version both binaries print (include/cordon/version.h): VERSION,
+# then "+" and `git describe --always --dirty` in a checkout.  scripts/revision
+# runs as the Makefile is read and rewrites $(B)/gen/revision.c only when
+# the text changes, so a commit recompiles that one file and relinks the two
+# binaries; nothing else depends on it (not even the unit tests), and a
+# built tree stays up to date for make -q.
+REVISION_C := $(B)/gen/revision.c
+REVISION_OBJ := $(B)/obj/gen/revision.o
+REVISION_STATUS := $(shell sh scripts/revision $(CURDIR) $(VERSION) $(REVISION_C) || echo failed)
+ifneq ($(REVISION_STATUS),)
+$(error scripts/revision could not write $(REVISION_C))
+endif
+$(REVISION_OBJ): $(REVISION_C) include/cordon/version.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+$(B)/cordonc $(B)/cordon: $(REVISION_OBJ)
+# --- end of the version block.
 
 deps:
 	@scripts/install-deps

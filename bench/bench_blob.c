@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_blob.c - compile and load figures for the cafe example (make bench).
  *

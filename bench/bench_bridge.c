@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_bridge.c - tool call round trips through the bridge (make bench).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_inventory.c - compile time against inventory size (make bench).
  *

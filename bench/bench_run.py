@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench_run.py - start-up cost of `cordon run` beside its peers (make bench).
 
 DESIGN.md section 8 sets the budget: `cordon run` of a trivial program costs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench_run.sh: start-up of `cordon run` beside bare python, bubblewrap,
 # firejail and crun (make bench runs it after the C benches).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_seccomp.c - figures for the shipped seccomp profiles (make bench):
  * compile time as a ratio to parsing the same text alone, program size, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench_serve.py - `cordon serve` beside cold starts (make bench, issue 13).
 
 Every figure is a ratio to peers measured in the same run, on the same

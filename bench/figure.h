@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * figure.h - the C benches' machine-readable figures (make bench).
  *

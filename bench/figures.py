@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """figures.py - the Python benches' machine-readable figures (make bench).
 
 The same record bench/figure.h writes for the C benches: one JSON line per

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """report.py - `make bench` as one report (docs/bench.md).
 
 Runs every bench with BENCH_FIGURES pointing at a file of its own, their

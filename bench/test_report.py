@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_report.py - the report's own logic, before make bench spends its
 fifteen minutes: the figure records of both writers (bench/figure.h,
 bench/figures.py), the direction-aware comparison with a baseline, and one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * yaml_floor.h - the floor compile figures are set beside: libyaml's event
  * parse of the same text, every event fetched and dropped (make bench).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arena.c - chunked bump allocator; see arena.h for why.
  */

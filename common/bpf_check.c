@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_check.c - the kernel's seccomp filter checks, before the kernel
  * (bpf_check.h).

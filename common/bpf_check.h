@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_check.h - verify a seccomp classic-BPF program as the kernel would.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * keys.c - public keys and signature checks, shared by cordon and cordonc.
  * The secret-key side (keygen, sign) is compiler-only: compiler/sign.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.c - life cycle and names for the decoded policy (policy.h).
  */

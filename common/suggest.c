@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * suggest.c - "did you mean" for the compiler's diagnostics and the
  * runtime's input errors alike (common/suggest.h).

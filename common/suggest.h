@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * suggest.h - the nearest of a few known words to one that is not known.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_path.c - ssh-StrictModes for tool executables (tool_path.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_path.h - may this file be run as a tool?  ssh's StrictModes for a
  * tool's executable (docs/tools.md, "Identity and cgroup").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * utf8.c - the one UTF-8 decoder (utf8.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * utf8.h - well-formed UTF-8, as Unicode's table 3-7 defines it: no
  * overlong form, no surrogate, nothing above U+10FFFF.  One decoder for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_disasm.c - seccomp classic-BPF for people (bpf_disasm.h).
  *

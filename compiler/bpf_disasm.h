@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_disasm.h - print a seccomp classic-BPF program for people.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_sim.c - classic-BPF interpreter over seccomp_data (bpf_sim.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_sim.h - a classic-BPF interpreter over seccomp_data, for inspect and
  * tests.

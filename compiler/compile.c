@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compile.c - the front-end pipeline; see compile.h for the stages.
  */

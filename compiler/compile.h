@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compile.h - the compiler front end: descriptor + inventories -> policy.
  *

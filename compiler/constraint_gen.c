@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_gen.c - compile one tool constraint to checked bytecode.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_gen.h - tool constraints: syntax tree -> typed check ->
  * bytecode (format: cpol.h, "Constraint bytecode"; language:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cordonc.c - main() and argument parsing of the policy compiler.
  *
@@ -27,6 +28,7 @@
 #include "compiler/sign.h"
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "cordon/version.h"
 #include "lint/cli.h"
 
 #define EXIT_NO 1
@@ -497,7 +499,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("cordonc %s (blob format %d.%d)\n", CORDON_VERSION, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR);
+		printf("cordonc %s (blob format %d.%d)\n", cordon_version, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR);
 		return 0;
 	}
 	c = command_find(argv[1]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * describe.c - `cordonc describe` (describe.h): the command around
  * runtime/client/agent_doc.c, which writes the description and the tool

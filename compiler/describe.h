@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * describe.h - `cordonc describe`: what the model is told about the
  * sandbox and its tools, written from the blob itself (DESIGN.md §5), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * descriptor.c - the app descriptor (app.yaml) into a policy.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diag.c - located diagnostics, and the checked reading of text inputs.
  *

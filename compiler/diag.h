@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diag.h - located diagnostics for text inputs (YAML, policy files).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diag_sort.c - diagnostics in the order of the files they point into.
  *

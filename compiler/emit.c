@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * emit.c - write a struct cpol_policy as a .cpol blob (format: cpol.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inspect.c - a loaded blob shown to people (text) and to programs (JSON).
  *

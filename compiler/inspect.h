@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inspect.h - show a loaded blob: text for people, JSON for programs.
  */

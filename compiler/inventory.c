@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inventory.c - tool inventories (tools.yaml) into the policy's tools and
  * parameter signatures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * schema.c - typed, located reads of YAML values; see schema.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * schema.h - typed, located reads of YAML values for the descriptor and the
  * inventory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_gen.c - libseccomp turns the checked rules into BPF; we take its
  * program and put a fixed prelude in front.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_gen.h - a checked seccomp policy into classic BPF, with libseccomp.
  */

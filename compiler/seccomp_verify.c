@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_verify.c - run a generated filter and compare it with the policy
  * (seccomp_verify.h).

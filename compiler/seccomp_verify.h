@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_verify.h - check a generated seccomp filter against the policy
  * it was generated from, by running it (compiler/bpf_sim.c).

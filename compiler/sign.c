@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sign.c - keygen, secret keys, blob signing, atomic output; see sign.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sign.h - the secret-key side of signing (cordonc only): keygen, reading a
  * secret key, signing a blob in memory, and writing files atomically.

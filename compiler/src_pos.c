@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * src_pos.c - line:col <-> byte offset in a text input, in O(log n).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * syscall_table.c - lookups over the generated x86_64 argument table.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * syscall_table.h - how many arguments each x86_64 system call takes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * units.c - strict parsers for sizes, durations and numbers; see units.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * units.h - strict parsers for the descriptor's sizes, durations, integers.
  *

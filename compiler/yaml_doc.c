@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * yaml_doc.c - fold libyaml's event stream into a positioned tree.
  *

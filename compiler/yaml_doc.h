@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * yaml_doc.h - a YAML file as a small tree with source positions.
  *

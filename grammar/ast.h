@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ast.h - the syntax tree of the policy language (grammar/policy.y).
  *

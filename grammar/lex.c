@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lex.c - token builders for policy.l, kept out of the generated scanner so
  * they compile with the project's full warning set.

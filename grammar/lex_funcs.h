@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lex_funcs.h - token builders called from policy.l's actions (grammar/lex.c).
  * Included after policy.tab.h, which defines POL_STYPE and the token codes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lex_state.h - what the lexer and the parser share for one input, and the
  * lexer's helper functions (grammar/lex.c).

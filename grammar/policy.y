@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.y - the grammar of the policy language (docs/policy-language.md).
  *

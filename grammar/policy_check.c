@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_check.c - semantic pass over seccomp policies; see policy_check.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_check.h - the semantic pass over a parsed seccomp policy.
  *

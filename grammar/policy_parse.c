@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_parse.c - drives the flex/bison front end over files and strings:
  * reading, include resolution with cycle detection, and the one default a

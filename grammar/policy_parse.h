@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_parse.h - entry points of the flex/bison front end.
  */

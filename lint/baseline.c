@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * baseline.c - known findings kept aside, so CI fails only on new ones.
  *

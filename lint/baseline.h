@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * baseline.h - write the current findings as a baseline; mark the findings
  * a baseline already knows (state LINT_BASELINED).  Both return 0, or -1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * catalogue.c - every lint rule: id, name, severity, texts and its check.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.c - argument parsing and exit status of `cordonc lint` and
  * `cordonc explain` (`cordonc diff` is in diff_cli.c).  Like the commands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h - the lint, explain and diff commands of cordonc.  compiler/cordonc.c
  * lists them in its command table; their flags, output and exit status are

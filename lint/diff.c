@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diff.c - policy_diff(): two decoded policies compared field by field.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diff.h - the meaning of a policy change, for reviewers: two decoded
  * policies in, a list of changes out, each marked as widening (more

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diff_cli.c - `cordonc diff OLD.cpol NEW.cpol [--json]`: both blobs are
  * read and fully validated with the runtime's loader, then compared by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * explain.c - the rule reference, from the catalogue: `cordonc explain ID`
  * for a terminal, `cordonc explain --all --markdown` for docs/rules.md.

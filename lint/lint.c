@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lint.c - the lint pipeline: compile, parse the trees again with their
  * marks, run the catalogue, apply suppressions, sort, fingerprint.

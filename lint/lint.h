@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lint.h - `cordonc lint`: the rule catalogue run over a compiled policy and
  * the YAML it came from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out.h - the writers of lint findings and the summary they share.
  *

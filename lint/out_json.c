@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_json.c - findings as one JSON document (schema "cordon-lint/1",
  * documented in docs/lint.md).  Keys are stable; new keys may be added,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_sarif.c - findings as SARIF 2.1.0, the shape GitHub code scanning
  * uploads: every rule of the catalogue in tool.driver.rules (id, name,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_text.c - findings for people: the compiler's diagnostic form
  * (file:line:col: severity: message [ID], the source line, a caret) and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blob_load.c - validate a .cpol blob and decode it (format: cpol.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_eval.c - the constraint bytecode interpreter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_eval.h - run a tool's constraints against one call's params.
  *

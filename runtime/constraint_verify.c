@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_verify.c - verify constraint bytecode before it may run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_verify.h - the loader's verifier for constraint bytecode
  * (format: cpol.h, "Constraint bytecode"; rules: docs/blob-format.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * context.c - the request context, checked strictly: a context decides
  * which tools and roles a run has, so a typo must not silently grant or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * context.h - the request context of a run (--context ctx.json): who asks
  * and for what.  The tool bridge takes roles from here, never from params.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cordon.c - main() and argument parsing of the runtime.
  *
@@ -30,6 +31,7 @@
 
 #include "cordon/blob.h"
 #include "cordon/keys.h"
+#include "cordon/version.h"
 #include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
 #include "runtime/run.h"
@@ -934,7 +936,7 @@ static int main_dispatch(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("cordon %s (blob format %d.%d)\n", CORDON_VERSION, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR);
+		printf("cordon %s (blob format %d.%d)\n", cordon_version, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR);
 		return 0;
 	}
 	if (strcmp(argv[1], "run") == 0)

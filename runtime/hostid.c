@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostid.c - per-run host uid/gid leases (hostid.h).
  *

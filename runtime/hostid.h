@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostid.h - a host uid/gid per run that no account and no other sandbox has
  * (docs/runtime.md "Host identity").

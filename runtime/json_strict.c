@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json_strict.c - \u0000 and duplicate keys (json_strict.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json_strict.h - the two rules cJSON does not enforce and every JSON the
  * supervisor judges needs: tool requests, the request context, tools'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outcome.c - the classification of an ended run (outcome.h).
  *

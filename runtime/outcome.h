@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outcome.h - how a run that ended is classified: status, exit code of
  * `cordon run`, error code and message.  Pure (no I/O), so every branch is

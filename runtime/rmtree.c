@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rmtree.c - tree removal by directory fds (rmtree.h).
  *

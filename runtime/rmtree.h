@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rmtree.h - remove a tree the sandbox could have written, by file
  * descriptors only (issue 12, item 2).

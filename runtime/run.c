@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.c - `cordon run`: read the request from files, load and verify the
  * blob, then walk the sandbox lifecycle once (sandbox.h): prepare, start,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.h - `cordon run`: one execution of untrusted code under a policy,
  * the sandbox lifecycle (sandbox.h) walked once.

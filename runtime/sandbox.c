@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sandbox.c - the sandbox lifecycle (sandbox.h): prepare, start, wait,
  * reduce, destroy.  `cordon run` walks it once; `cordon serve` prepares

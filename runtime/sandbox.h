@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sandbox.h - one execution's sandbox, used once: the lifecycle that
  * `cordon run` and `cordon serve` share (docs/runtime.md, "The sandbox

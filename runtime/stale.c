@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stale.c - is the supervisor a name was made by still alive?
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stale.h - names that carry the pid of the supervisor that made them
  * (cordon-<pid>-<id> cgroups), so a later run can tell what a killed

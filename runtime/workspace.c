@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * workspace.c - the sandbox's private filesystems, seen from the supervisor
  * (workspace.h says why they are tmpfs mounts reached through fds).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * workspace.h - the sandbox's private filesystems, seen from the supervisor.
  *

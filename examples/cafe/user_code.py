@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The café problem, as a model would write it: three receipts, three unknown
 # prices.  Reads receipts.json (given with --input), solves the linear system
 # with numpy, asks the governed calc.check tool to check the answer exactly

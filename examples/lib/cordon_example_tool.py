@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The tool protocol shared by the example tool implementations.
 
 A tool runs on the trusted side, started by the supervisor with the argv of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Small linear systems in exact arithmetic, for the cafe's calc tools.
 
 The params shape is the calc.* signature of examples/cafe/tools.yaml:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A weekly note, as a model would write it: sum up a week of covers, write
 # the note as a declared output and mail it to the manager through the
 # governed mail.send tool.  The message id names the week, so a platform

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A sales report, as a model would write it: read the CSV given as input,
 # total units and revenue by region (in Decimal, so cents stay exact),
 # write the table as the declared artifact files/report.csv and the totals

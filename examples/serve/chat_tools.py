@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """An agent loop's one turn against `cordon serve`, without a model.
 
 1. Ask the server what the agent's programs can do (capabilities): the

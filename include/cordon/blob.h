@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blob.h - writing and loading .cpol blobs (format in cpol.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpol.h - the on-disk policy blob (.cpol), format 3.2.
  *

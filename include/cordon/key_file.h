@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * key_file.h - the shared reader of signify-style key files (common/keys.c),
  * used for public keys by both binaries and for secret keys by cordonc.

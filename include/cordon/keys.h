@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * keys.h - Ed25519 keys and blob signatures, in the manner of signify.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * paths.h - the sandbox's fixed paths, one table for every part that names
  * them: the plan and the loader (runtime/sandbox.c), the executor's setup

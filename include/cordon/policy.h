@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.h - the decoded policy, the same in memory on both sides.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * env_secrets.c - secrets in the executor's environment.
  *

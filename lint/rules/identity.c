@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * identity.c - who the executor is: someone the host already knows.  (Root
  * is not linted: the compiler refuses uid and gid 0.)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * limits.c - the limits of one execution: set at all, and not absurd.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * network.c - how far the executor reaches: its network and its namespaces.
  */

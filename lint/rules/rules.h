@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.h - the check functions of the catalogue, one file per family.
  *

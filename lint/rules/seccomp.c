@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c - the executor's kernel filters: seccomp and landlock.
  *

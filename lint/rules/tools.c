@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tools.c - the governed tools: who may call them, with what, run from
  * where, and for how long.

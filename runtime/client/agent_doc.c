@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_doc.c - the description of a sandbox and its tools for the model
  * (agent_doc.h): `cordonc describe` and `cordon serve`'s capabilities.

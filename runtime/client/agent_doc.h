@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_doc.h - what the model is told about a sandbox and its tools,
  * written from the loaded blob itself (DESIGN.md §5), so it cannot drift

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_doc_tools.c - the agent's tools as function definitions with JSON
  * Schema 2020-12 parameters (agent_doc.h, agent_doc_tools_json()).

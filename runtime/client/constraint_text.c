@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_text.c - decompile one constraint program (see
  * constraint_text.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraint_text.h - a tool's verified constraint bytecode read back as
  * the expression text of the constraint language (docs/constraints.md).

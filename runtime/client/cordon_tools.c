@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cordon_tools.c - the C client (cordon_tools.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cordon_tools.h - the C client of cordon's governed tools, for programs
  * that run inside a cordon sandbox (the Python one is cordon_tools.py;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cordon_tools: call the governed tools of this sandbox.
 
 This program runs inside a cordon sandbox: it has no network, and files

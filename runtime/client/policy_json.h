@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_json.h - pieces of a loaded policy as JSON, shared by
  * `cordonc inspect --json` and the agent description (agent_doc.h), so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stubs.c - the typed stubs module `tools.py` (stubs.h), written from the
  * loaded blob.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stubs.h - what the executor and the model are told about the tools,
  * generated from the loaded blob itself so it cannot drift from what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * textbuf.h - a growable NUL-terminated text, for the generated texts of
  * runtime/client/ (stubs, constraint text) and `cordonc describe`.

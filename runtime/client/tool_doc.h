@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_doc.h - a tool of the blob in words, for the model: the Python
  * signature of its stub, each parameter's type and rules, its budget.

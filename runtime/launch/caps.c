@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * caps.c - empty all five capability sets and prove they are empty.
  *

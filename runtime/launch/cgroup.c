@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroup.c - the execution's cgroups (cgroup.h; docs/cgroups.md).
  *

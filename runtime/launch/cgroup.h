@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroup.h - the launcher's cgroups: one per execution, holding its whole
  * process tree under a memory limit, a pids limit and, when the policy sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * identity.c - who the executor is: its user namespace maps (written by the
  * supervisor) and the drop to uid/gid with no supplementary groups (done by

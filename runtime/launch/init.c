@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * init.c - pid 1 of the executor's pid namespace (launch.h, "The init").
  *

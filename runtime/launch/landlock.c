@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * landlock.c - the filesystem (and, where the ABI has it, TCP and scope)
  * rules of the executor, with the highest ABI the kernel offers.

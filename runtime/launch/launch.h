@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch.h - the executor's setup: a plan decoded from the blob before any
  * clone (plan, then act), and the one ordered sequence the child runs.

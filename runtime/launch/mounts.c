@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mounts.c - the executor's root: a tmpfs with the blob's read-only binds,
  * the workspace, a minimal /dev and its own /proc, then pivot_root.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sequence.c - the executor's one ordered setup, from clone to execve.
  *

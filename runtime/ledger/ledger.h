@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger.h - what outlives one run: budgets and side-effect replay records
  * (DESIGN.md §5), in SQLite under --state-dir, shared by every concurrent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger_id.c - the identity file beside a ledger (ledger_id.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger_id.h - the identity file beside a ledger (docs/ledger.md,
  * "Identity"), inside runtime/ledger/ only.

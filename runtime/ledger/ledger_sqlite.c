@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger_sqlite.c - ledger.h on one SQLite database per state directory
  * (docs/ledger.md has the schema, the replay state machine and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state_dir.c - where the ledger lives when --state-dir is not given
  * (ledger.h): one rule for `cordon run` and `cordon ledger`, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock.h - the one monotonic clock of runtime/serve/ (microseconds, and a
  * deadline for pthread_cond_timedwait on a CLOCK_MONOTONIC condition).

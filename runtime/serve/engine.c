@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.c - cordon serve's engine (engine.h, engine_ctl.h): scope checks,
  * admission, one execution's walk through the sandbox lifecycle, cancel

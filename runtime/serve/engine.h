@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h - what the HTTP front (http.c) asks of cordon serve's engine
  * (engine.c, pool.c, policies.c): the contract between the two halves.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_ctl.h - the engine's life, driven by serve.c's main thread alone
  * (engine.h is what the HTTP front asks of it).

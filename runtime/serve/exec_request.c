@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec_request.c - the POST /v1/executions body (exec_request.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec_request.h - the body of POST /v1/executions, checked for shape and
  * bounds before the engine sees it (docs of the API: prompts' api.md and

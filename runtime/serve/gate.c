@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gate.c - concurrency limit and bounded FIFO queue (gate.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gate.h - cordon serve's admission: at most max_running executions at
  * once, then a FIFO queue of at most max_queued waiters, each waiting at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.h - the HTTP front of cordon serve: libmicrohttpd on a Unix socket
  * and, optionally, a TCP port; routing, authentication and bounds per the

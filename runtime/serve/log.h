@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.h - how runtime/serve/'s modules report an event: through a function
  * serve.c gives them (the only printer of runtime/serve/), one line each.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * metrics.h - cordon serve's counters for GET /metrics (Prometheus text
  * exposition format 0.0.4).  Thread-safe; fixed label sets, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mhd.c - libmicrohttpd loaded on demand (mhd.h says why).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mhd.h - libmicrohttpd, loaded when `cordon serve` starts (dlopen).
  *

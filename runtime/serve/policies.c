@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policies.c - the policy set of cordon serve (policies.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policies.h - cordon serve's policy set: every *.cpol blob of a directory,
  * mapped, loaded completely (blob_load) and verified against the trusted

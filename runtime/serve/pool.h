@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pool.h - warm sandboxes of cordon serve: for each (app, agent) of the
  * current policy set (agent NULL too: a request that names no agent), up

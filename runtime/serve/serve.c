@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serve.c - `cordon serve`'s main thread (serve.h): the start-up sequence,
  * signals through a signalfd, the drain, and the log.

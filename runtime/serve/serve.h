@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serve.h - `cordon serve`: a long-lived supervisor that runs executions in
  * warm single-use sandboxes behind an HTTP API (docs/man/cordon.1, issue 13).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tokens.c - the TCP listener's bearer tokens (tokens.h).
  */

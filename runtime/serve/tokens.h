@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tokens.h - the bearer tokens of cordon serve's TCP listener (--tokens
  * FILE): one token a line, `TOKEN` (every app) or `TOKEN app1,app2`, `#`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge.c - the tool bridge: accept, check, run, answer, audit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge.h - the supervisor's tool bridge (DESIGN.md §5): the Unix socket
  * the executor reaches the world through.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * export.c - `cordon run --out DIR`: copy the declared artifacts out of
  * out/ (export.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * export.h - `cordon run --out DIR`: the declared artifacts copied out of
  * the sandbox's out/ into a directory of the caller's, each checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.c - reduce: judge out/ against the declared outputs, hash the
  * artifacts, read result.json.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.h - reduce: the declared output files and result.json of a run
  * (DESIGN.md §4 step 5).

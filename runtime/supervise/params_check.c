@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * params_check.c - a call's params against its tool's signature.
  *

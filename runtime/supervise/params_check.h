@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * params_check.h - a call's params against its tool's signature in the
  * blob (DESIGN.md §5): unknown, missing, mistyped, out-of-range and

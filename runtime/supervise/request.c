@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * request.c - one tool request from its bytes (request.h says why each
  * rule is there).

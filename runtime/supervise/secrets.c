@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * secrets.c - the values of a tool's env_from names (docs/tool-exec.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * secrets.h - where the values of a tool's env_from names come from: a
  * secrets file given to `cordon run --secrets FILE`, then the supervisor's

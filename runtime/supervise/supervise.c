@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * supervise.c - the supervisor's loop while the executor runs.
  *

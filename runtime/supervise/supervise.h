@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * supervise.h - the supervisor's side of one run: bounded capture of the
  * executor's output, the timeout, the workspace monitor and cancellation.

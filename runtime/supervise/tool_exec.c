@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_exec.c - run one tool implementation on the trusted side
  * (DESIGN.md §5, docs/tool-exec.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_exec.h - run one tool implementation on the trusted side
  * (DESIGN.md §5): argv from the blob, params as JSON on stdin, the answer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # blib.py - helpers shared by the boundary attacks (tests/boundary/attacks/).
 #
 # The runner passes this file and params.json to every run with --input, so

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # run.py - the boundary tests of one mode: every attack in attacks/ runs
 # inside a sandbox, and each check asserts that the attack failed and which
 # layer stopped it (README.md).  run.sh calls this as root, as an

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - the boundary tests (README.md), in every mode the runtime has.
 #
 #   BUILD=DIR SRC=DIR [BOUNDARY_MODES="root serve ..."] sh tests/boundary/run.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # peer_client.py SOCKET [N] - a process outside the sandbox calls a run's
 # tool socket: reads one request (JSON) on stdin, sends it as one frame,
 # prints {"answer": ..., "closed": ...} or {"connectError": "EACCES"}.  run.py

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # run.py - the tool bridge's tests of one mode (root or rootless): programs
 # inside `cordon run` call the supervisor's tool socket, and each check
 # asserts the exact (code, check) of the answer and the audit line of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - the tool bridge's tests (README.md), in both modes the runtime has.
 #
 #   BUILD=DIR SRC=DIR sh tests/bridge/run.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tlib.py - what the bridge's test programs (programs/*.py) share.
 #
 # The runner passes this file and params.json with --input, so both sit in

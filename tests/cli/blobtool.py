@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """blobtool.py - an independent reader of the .cpol header, for tests.
 
 Written from docs/blob-format.md, not from the C code, so the tests that use

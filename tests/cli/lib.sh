@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib.sh - helpers for the CLI tests (sourced).  Each expect_* runs or checks
 # the last command and stops the test at the first mismatch.
 CORDONC="$BUILD/cordonc"

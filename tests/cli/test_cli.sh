@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Command-line behaviour of cordonc and cordon: help, version, exit codes,
 # determinism, and "no output file on error".
 set -u

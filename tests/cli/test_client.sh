@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The executor's Python client (runtime/client/cordon_tools.py) against a
 # fake supervisor (tests/client/test_cordon_tools.py), and the copy of it
 # embedded in the runtime (scripts/embed) byte for byte the same as the

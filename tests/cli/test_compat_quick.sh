@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Ordinary Python inside the shipped python-compute profile (issue 14):
 # tests/compat/quick.py probes identity, umask, chdir/symlink/statvfs,
 # subprocess (pipes, shell, waitid), multiprocessing (fork: Pool, Value,

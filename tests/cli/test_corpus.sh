@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Broken-input corpus: every tests/corpus/compile/NAME.expect names one input
 # (NAME.app.yaml, compiled with the good inventory, or NAME.tools.yaml,
 # compiled with the good descriptor, and NAME.more.tools.yaml after it when

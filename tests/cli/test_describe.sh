@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc describe: what the model reads must be what the blob enforces.
 #  - describe --json against inspect --json of the same blob: every limit,
 #    mount, output, tool, param bound and constraint count (the comparison

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc describe --format jsonschema: the tool definitions that cordon
 # serve's capabilities endpoint hands out (runtime/client/agent_doc.h).
 #  - every "parameters" is a valid JSON Schema 2020-12 (the metaschema,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc diff: pairs of blobs with known widenings and narrowings, each
 # change marked and the exit status 1 exactly when something widens; the
 # reverse of a pair swaps widening and narrowing; JSON; bad input.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The examples (examples/*): every one compiles; scripts/install-examples
 # puts a tool at every exec path the inventories name; each tool, run the
 # way the supervisor runs it (params on stdin, an environment from
@@ -41,6 +42,8 @@ refused() {
 n=0
 for app in "$SRC"/examples/*/app.yaml; do
 	ex=$(basename "$(dirname "$app")")
+	# reference/ shows every key and runs nothing (test_reference.sh).
+	[ "$ex" = reference ] && continue
 	expect_rc 0 "$CORDONC" compile "$app" "$(dirname "$app")/tools.yaml" -o "$T/$ex.cpol"
 	expect_rc 0 $PY -c 'import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$(dirname "$app")/user_code.py"
 	n=$((n + 1))

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make install puts the binaries, shipped policies and man pages under
 # DESTDIR/PREFIX, and the installed binaries work.
 set -u

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The runtime never parses YAML or policy text and never compiles BPF: its
 # binary must not even link libyaml or libseccomp (DESIGN.md §1).
 set -u

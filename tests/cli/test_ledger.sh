@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordon ledger list|show|forget|forgotten: a run records a side-effect call;
 # list and show find it; forget removes it with a row in the forget log; the
 # next run with the same message id runs the tool again (the control: before

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc lint and cordonc explain: every rule at its exact line and column
 # (tests/lint/cases), silence on safe descriptors (tests/lint/good and the
 # examples), SARIF valid against the OASIS schema, the JSON report,

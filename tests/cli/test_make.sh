@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The build runs bison once and, once built, has nothing to do (issue 14:
 # with two ordinary targets for its two outputs, make -j ran bison twice,
 # the second run could leave the parser header newer than the objects

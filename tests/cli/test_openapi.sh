@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docs/openapi.yaml against the real thing: the checker's self-test (the
 # document's own shape, good and bad sample answers), then the result JSON
 # of real `cordon run` executions in every lane serve can answer with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # execution.executor.packages end to end (issue 14): a package that does not
 # import ends `cordon run` as a harness error naming it and its ImportError,
 # before any program code runs; packages that import are there when the

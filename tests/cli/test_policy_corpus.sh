@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Broken-policy corpus: every tests/corpus/policy/NAME.policy is used as the
 # seccomp profile of a minimal descriptor; NAME.expect lists the exact
 # diagnostic lines.  A case whose .expect has an error must exit 2 and write

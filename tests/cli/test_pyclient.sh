@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The host-side Python client (clients/python): its unit tests against a
 # fake cordon serve on a Unix socket and on TCP, then that it installs
 # with pip from the checkout offline, with Debian's own packages only:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Rootless: an ordinary user compiles, signs and checks a policy.  As root
 # the test creates that user itself (cordon-test) and re-runs the steps with
 # its uid; run by a non-root user it uses the caller as is.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Round trip: compile the cafe example, load it back through the runtime's
 loader (cordonc inspect --json), and compare with what examples/cafe says.
 Then hand-patch the blob (rehashed, as a hostile writer would) and check the

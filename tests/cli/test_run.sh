@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordon run end to end: the café demo (checked by substituting the answer
 # back into the receipts, not against a pasted answer), the run directory's
 # layout, the three lanes of the result (harness, program, output contract)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordon run's inputs and its one output (issue 15): a path given as
 # --code, --input, --context, --policy or --trusted-key that is not a
 # regular file is refused at once with its kind named (a FIFO used to hang

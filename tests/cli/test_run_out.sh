@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordon run --out DIR (issue 14): the artifacts the result lists are copied
 # out, each hashed again against the result; DIR is made 0700; nothing in
 # DIR is replaced or followed (a planted file or symlink, a linked

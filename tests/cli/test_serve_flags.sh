@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordon serve's command line: every bad flag is a usage error (exit 2)
 # that names the flag, and a policy directory that does not load is a
 # failed start (exit 1) whose log line names the blob, before anything

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Signatures: cordon check-policy --trusted-key accepts only a blob signed by
 # that key, and refuses an unsigned blob, another key's signature, a blob
 # changed after signing (with its hash recomputed, so only the signature can

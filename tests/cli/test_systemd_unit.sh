@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # packaging/systemd/cordon-serve.service: systemd-analyze verify accepts it
 # (with ExecStart pointed at this build, as make install would place it),
 # every capability it keeps is explained, and none of the options that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc compile refuses a tool whose exec[0] someone other than root or
 # the compiling user could swap (docs/tools.md, "Identity and cgroup"; the
 # same check the supervisor makes before every call), with file:line:col at

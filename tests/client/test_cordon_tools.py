@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of runtime/client/cordon_tools.py against a fake supervisor.
 
 The fake listens on a Unix socket in a thread, speaks the frame protocol

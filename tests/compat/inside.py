@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # inside.py - runs CPython regression-test modules through regrtest (each
 # module in a worker process with a timeout, as `python3 -m test` does) and
 # writes one JSON object per module: every test id with its outcome, from

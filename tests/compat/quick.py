@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # quick.py - ordinary Python inside the sandbox (make check, through
 # tests/cli/test_compat_quick.sh): each probe either works or fails with
 # the reason docs/profiles.md gives.  Writes {probe: "ok" | "skip: why" |

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """run.py - make compat: CPython's own regression tests (Debian's
 libpython3.11-testsuite), module by module, bare and inside cordon run
 under the shipped python-compute profile; prints the share of the tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The fault suite's program (README.md), run inside `cordon run`: makes the
 # calls listed in /workspace/work/calls.json one after the other, each on
 # a fresh connection, and prints one JSON object on stdout: every answer as

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # run.py - the fault suite (README.md), one mode (root or rootless):
 # cordon's supervisor with shim.so preloaded has each of its write sites
 # fail in turn (ENOSPC, EIO, EROFS) or is SIGKILLed there, or at a random

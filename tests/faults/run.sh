@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - the fault suite (README.md) in both modes.
 #
 #   BUILD=DIR SRC=DIR [FAULTS_SHORT=1] [FAULTS_SEED=N] [CASE=NAME] sh tests/faults/run.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shim.c - the fault suite's LD_PRELOAD fault injector (README.md):
  * preloaded into `cordon run` or `cordon serve`, it makes the Nth call of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_blob.c - libFuzzer target for blob_load() (runtime/blob_load.c).
  *

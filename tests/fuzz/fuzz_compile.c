@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_compile.c - libFuzzer target for the compiler front end.
  *

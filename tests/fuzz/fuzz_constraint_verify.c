@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_constraint_verify.c - libFuzzer target for the constraint bytecode
  * verifier (runtime/constraint_verify.c) and evaluator

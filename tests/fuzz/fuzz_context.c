@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_context.c - the request context parser (runtime/context.c): any
  * input gives an object that holds only the allowed keys and types, or an

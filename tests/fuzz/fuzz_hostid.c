@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_hostid.c - the host-id range text (--host-ids, hostid_range_parse)
  * and the account files hostid reads (passwd, group, subuid, subgid

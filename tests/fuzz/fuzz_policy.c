@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_policy.c - libFuzzer target for the seccomp side of the policy
  * language: lexer, grammar, semantic pass and libseccomp generation.

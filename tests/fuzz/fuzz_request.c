@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_request.c - the tool bridge's request parser (runtime/supervise/
  * request.c), the first code to read bytes the sandbox wrote.  Any input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_result.c - result.json as the sandbox may write it
  * (runtime/supervise/outputs.c result_read): any bytes give a value or a

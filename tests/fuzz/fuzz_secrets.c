@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_secrets.c - the secrets file's rules (runtime/supervise/secrets.c,
  * secrets_parse_text): any text gives secrets whose names are well formed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_serve_request.c - the POST /v1/executions body parser
  * (runtime/serve/exec_request.c): any input gives a request whose every

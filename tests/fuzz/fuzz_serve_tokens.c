@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_serve_tokens.c - cordon serve's tokens file (runtime/serve/tokens.c):
  * any text gives a token set or an error naming the line; never a crash or

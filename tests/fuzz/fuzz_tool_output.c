@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_tool_output.c - the check of a tool's answer (runtime/supervise/
  * tool_exec.c, tool_exec_parse_output): tools are trusted code, but their

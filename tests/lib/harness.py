@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # harness.py - what the suites that run programs inside cordon share
 # (tests/boundary, tests/bridge, tests/serve): one suite's mode, compiled
 # policies, one execution through `cordon run` or through `cordon serve`,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_sarif.py SCHEMA FILE [N_RESULTS]: validate one `cordonc lint
 --format sarif` document against the SARIF 2.1.0 schema, then against what
 GitHub code scanning needs beyond the schema: rules with id, name, short and

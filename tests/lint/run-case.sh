@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run-case.sh CORDONC CASE_DIR: lint one case as tests/cli/test_lint.sh does
 # and print what its `expect` file holds: every finding's first line and the
 # summary line, then "exit N".  Run from anywhere; paths in the output are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * apply_filter.c - a test loader: run a program under a blob's seccomp
  * filter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * attack.c - try the calls a cordon profile must refuse, one child each.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mkblob.c - test-only: a blob whose seccomp filter is made by libseccomp
  * directly, without the policy language.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test_enforce.sh - seccomp filters enforced by the running kernel.
 #
 #   BUILD=dir SRC=tree sh tests/seccomp/test_enforce.sh [BLOB EXPECT]...

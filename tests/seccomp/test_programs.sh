@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test_programs.sh - the Python programs python-compute.policy was derived
 # from (tests/seccomp/programs/*.py: numpy, json, csv, sqlite3, subprocess,
 # threads, multiprocessing, a Unix socket, ...) must run under the compiled

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # api.sh - cordon serve through real clients (test_api.py), in both modes
 # the runtime has.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Hold answers of `cordon serve` to docs/openapi.yaml.
 
     import openapi_check

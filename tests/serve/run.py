@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # run.py - cordon serve's isolation between executions (README.md), in one
 # mode: serve (as root) or serve-rootless.  One cordon serve for the suite
 # (tests/lib/harness.py starts it with --pool 2 and stops it with SIGTERM:

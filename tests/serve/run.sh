@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - cordon serve's isolation between executions (README.md).
 #
 #   BUILD=DIR SRC=DIR [SERVE_MODES="serve serve-rootless"] sh tests/serve/run.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """test_api.py - `cordon serve` through real clients, against servers it starts.
 
     BUILD=DIR SRC=DIR /usr/bin/python3 tests/serve/test_api.py root|rootless

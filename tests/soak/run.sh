@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - `make soak` (README.md): the soak driver as root; its rootless
 # lane runs `cordon run` as cordon-test, created here when missing (as
 # tests/serve/api.sh does).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # soak.py - `make soak` (tests/soak/README.md): thousands of executions,
 # up to SOAK_CONCURRENCY at once, through `cordon run` (as root and as the
 # unprivileged cordon-test) and one long-lived `cordon serve`, then the

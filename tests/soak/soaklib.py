@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # soaklib.py - the soak's parts that are not its setup (soak.py): the
 # seeded program mix, what each program deserves, the probes of processes,
 # cgroups, ledger locks and files, and the checks and summary after the load.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serve_fixture.h - for cordon serve's unit tests: policy blobs compiled
  * and signed in-process (the compiler's own functions, as `cordonc compile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_agent_doc.c - runtime/client/agent_doc.h: the description and the
  * tool definitions `cordon serve` hands out, and `cordonc describe` prints.

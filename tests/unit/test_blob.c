@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_blob.c - compiler/emit.c and runtime/blob_load.c against each other.
  *

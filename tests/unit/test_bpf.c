@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_bpf.c - common/bpf_check.c, compiler/bpf_sim.c, compiler/bpf_disasm.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_caps.c - caps_drop_all() (runtime/launch/caps.c): every capability
  * set empty afterwards, as /proc/self/status shows it; a caller that may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cgroup.c - the execution's cgroups (runtime/launch/cgroup.h).
  *

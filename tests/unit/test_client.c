@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_client.c - the C client of governed tools (runtime/client/
  * cordon_tools.c) against a fake supervisor: a thread that accepts one

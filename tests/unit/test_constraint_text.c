@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_constraint_text.c - the constraint decompiler
  * (runtime/client/constraint_text.c): what `cordonc describe` and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_constraints.c - tool constraints end to end: compile
  * (compiler/constraint_gen.c), emit, load and verify

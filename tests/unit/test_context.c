@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_context.c - the request context (runtime/context.h): what is
  * accepted, and every refusal with its message.  context_utf8_inf_accepted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_diag.c - diagnostics, their printed form, checked text inputs, and
  * "did you mean" suggestions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hostid.c - per-run host id leases (runtime/hostid.h).
  *

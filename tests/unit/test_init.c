@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_init.c - the executor's init (runtime/launch/init.c): its seccomp
  * filter (the kernel's rules, each call of its loop allowed, everything

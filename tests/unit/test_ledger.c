@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ledger.c - the ledger (runtime/ledger/): budgets counted exactly,
  * replay records that run a side effect at most once across threads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_outcome.c - the classification of an ended run (runtime/outcome.h):
  * every branch, and the order in which the supervisor's own verdicts win

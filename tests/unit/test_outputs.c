@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_outputs.c - reduce (runtime/supervise/outputs.c): out/ trees built
  * in a temporary directory, judged against declared outputs; result.json

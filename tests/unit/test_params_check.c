@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_params_check.c - runtime/supervise/params_check.c: a call's params
  * against the signature of a tool compiled from YAML, emitted and loaded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_parse.c - the flex/bison front end: shapes it builds, the
  * positions it reports, includes and their cycles.

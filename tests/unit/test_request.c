@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_request.c - request_parse(): each rule of the bridge's wire format
  * and the order in which they are judged (the token before the shape).

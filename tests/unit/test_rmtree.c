@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rmtree.c - rmtree_at() / rmtree_contents(): removal by fds only.
  *

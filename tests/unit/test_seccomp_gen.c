@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_seccomp_gen.c - policies compiled to BPF and run through the BPF
  * interpreter (compiler/bpf_sim.c) over tables of (arch, syscall, args) ->

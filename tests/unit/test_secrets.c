@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_secrets.c - the secrets file and a tool's environment
  * (runtime/supervise/secrets.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_engine.c - cordon serve's engine (runtime/serve/engine.c,
  * pool.c) driven directly, without HTTP, with real sandboxes: a warm

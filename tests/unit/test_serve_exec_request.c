@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_exec_request.c - the POST /v1/executions body (runtime/serve/
  * exec_request.c): a full request, then every refusal with its message.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_gate.c - cordon serve's admission (runtime/serve/gate.c): the
  * concurrency limit, the bounded FIFO queue, its timeout, and the drain,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_http.c - cordon serve's HTTP front (runtime/serve/http.c)
  * against a fake engine: this file defines engine_*() with canned answers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_metrics.c - cordon serve's registry (runtime/serve/metrics.c):
  * counts in, exposition text out, parsed back line by line: every sample

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_policies.c - cordon serve's policy set (runtime/serve/policies.c):
  * a directory of blobs compiled and signed here (the compiler's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_serve_tokens.c - the TCP listener's tokens file (runtime/serve/
  * tokens.c): the grammar, each refusal with its file:line message, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_src_pos.c - positions through the stop index (compiler/src_pos.c)
  * and the sorting of diagnostics (compiler/diag_sort.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_stale.c - stale_pid_name(): what the sweeps may remove.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_stubs.c - the typed stubs module (runtime/client/stubs.c) as
  * python3 sees it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_syscall_table.c - argument counts of x86_64 system calls.
  *

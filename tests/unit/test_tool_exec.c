@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_tool_exec.c - running a tool implementation
  * (runtime/supervise/tool_exec.c): real processes, /bin/sh and python3.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_tool_path.c - the StrictModes check of tool executables
  * (common/tool_path.c) on a tree of its own: good paths pass, and each way

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_utf8.c - utf8_sanitize(): what the result JSON gets of a program's
  * output (issue 12 item 6).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_yaml_doc.c - the YAML loader: tree shape, positions, scalar
  * resolution, and every refusal with the exact place it is reported.

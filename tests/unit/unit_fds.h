@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unit_fds.h - for unit tests that check no fd is left behind: how many
  * this process has open.  Include after <cmocka.h>.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unit_read.h - for unit tests that read a small /proc file (one read,
  * NUL-terminated) from a child made by a raw clone, where stdio is best

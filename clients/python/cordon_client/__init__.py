@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cordon_client: the host side's client of `cordon serve` (standard library only).
 
     from cordon_client import Client

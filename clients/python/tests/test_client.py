@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cordon_client against a fake cordon serve (http.server), on a Unix socket
 and on TCP: every method, every error type, the bearer token, inputs as
 text and bytes, artifacts inline and fetched (and checked by sha256),

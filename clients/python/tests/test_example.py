@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/serve/chat_tools.py against the fake serve of test_client: it
 asks for capabilities, builds the chat-completions body with every tool as
 a function, and executes the recorded answer's code through the client.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Connect to an abstract Unix socket the runner listens on in the host's
 # network namespace.  Abstract names belong to a network namespace, so the
 # sandbox's is empty: ECONNREFUSED (landlock's abstract-socket scope would

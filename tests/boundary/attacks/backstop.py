@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The timeout's backstop (issue 15): run past the policy's timeout (5s),
 # burning CPU or sleeping, with a child that carries the runner's marker.
 # The runner SIGSTOPs the supervisor once the marker is up, so the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Write one file past max_file_bytes (10m in the boundary policy):
 # RLIMIT_FSIZE stops the write with EFBIG (Python ignores SIGXFSZ).
 import blib

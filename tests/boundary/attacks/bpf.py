@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Create a BPF map (the first step of loading any BPF program).
 import ctypes
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One of 20 runs at once: leave a canary in every writable place, wait for
 # the others to do the same, then look everywhere this run can see for a
 # canary that is not its own.  Each run has its own workspace binds, /tmp,

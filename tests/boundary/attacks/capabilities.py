@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every capability set must be empty.
 import blib
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # chroot, the first step of the classic chroot escape.  base.policy
 # refuses it; the kernel wants CAP_SYS_CHROOT as well.
 import blib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Crash and leave a core file (this host's core_pattern is a plain file
 # name): RLIMIT_CORE is 0 and cannot be raised, so no core appears in the
 # working directory.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPU exhaustion: two processes spin on pure CPU for 3 s of wall time, as
 # much as two cores give.  Under cpu.yaml's quota of 0.5 CPU the cgroup
 # throttles the tree: together they get at most about half a CPU-second

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leave a process behind: double fork, setsid, exec a sleeper whose
 # command line carries the runner's marker, then exit at once.  The runner
 # scans the host's /proc for the marker after the run: when this program

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Open physical memory and raw devices: /dev has only null, zero, random,
 # urandom (and shm).
 import blib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Fill the disk through the workspace, in files under max_file_bytes so the
 # file-size limit does not stop it first: the supervisor's workspace
 # monitor must kill the run past max_exec_workspace_delta_bytes (50m) while

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Resolve a name.  getaddrinfo must fail; what stopped it is found by doing
 # its first step by hand: a UDP datagram to the resolver (the host's, given
 # by the runner, and 127.0.0.1, glibc's default without resolv.conf).  UDP

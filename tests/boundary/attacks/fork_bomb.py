@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A fork bomb: a child that forks as fast as it can, every descendant too,
 # each then sleeping.  The program itself (pid 2) watches for 1.5 s,
 # counts its processes, reads the first refusal one of them wrote, and

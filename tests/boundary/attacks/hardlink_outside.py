@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hard-link a file from outside the workspace into it (then it could be an
 # output, or be written through if it were writable): links never cross
 # mounts, and /usr is another mount than /workspace/work.

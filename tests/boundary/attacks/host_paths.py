@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the sandbox can learn of the host's layout from its own /proc
 # (params "what"):
 #   mountinfo  bind sources carried the host run directory, named with the

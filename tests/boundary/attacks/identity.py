@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Who the program is: uid 1001 and gid 1000 in all four slots, no
 # supplementary groups (rootless: any the caller kept show as the overflow
 # gid 65534, unmapped, and grant nothing).  A file it makes is its own; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Read the sandbox's init: it is a fork of the supervisor, so its memory
 # holds a copy of the supervisor's (the secrets file's values, a server's
 # other requests).  It runs as the program's uid, so only its being

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Stop or kill the sandbox's init (pid 1, cordon's: the timeout's backstop
 # and the reaper).  The kernel delivers a signal sent from inside a pid
 # namespace to its init only when init has a handler for it, and cordon's

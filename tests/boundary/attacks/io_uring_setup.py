@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Set up an io_uring: an I/O path whose operations the seccomp filter never
 # sees one by one.
 import ctypes

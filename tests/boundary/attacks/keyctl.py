@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reach the kernel keyring (shared beyond the sandbox).
 import blib
 

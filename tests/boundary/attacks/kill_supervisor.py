@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Kill the supervisor.  Its host pid (the runner passes it) does not exist
 # in the sandbox's pid namespace (ESRCH); pid 1 is the sandbox's init
 # (cordon's), and SIGKILL from inside a namespace to its init is dropped by

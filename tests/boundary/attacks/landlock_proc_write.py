@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A write that only landlock refuses: /proc/self/comm belongs to this
 # process (uid 1001, mode 0644) on the read-write proc mount, so neither
 # the mount nor the mode bits refuse it, and with landlock off (control

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Look for a descriptor the supervisor left open (its pipes, the blob, the
 # socket directory): only 0, 1 and 2 may be open.  fstat on each number,
 # not a listing of /proc/self/fd, so the check opens nothing itself.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Under `network: loopback`, reach the host from the executor's own lo.
 # The runner listens on the host's 127.0.0.1:<port> and on an abstract Unix
 # name; both live in the host's network namespace, so here:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A positive check: under `network: loopback` the program's own lo works.
 # It listens on 127.0.0.1 (and ::1 when lo has it), connects to itself and
 # has random bytes echoed back.  blocked false with works true is the pass;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Take memory until something gives (the boundary policy's limit is
 # 256m).  As root the cgroup's OOM kill ends the program (the runner sees
 # status limit_exceeded, error memory_limit); rootless RLIMIT_AS makes the

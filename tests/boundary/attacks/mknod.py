@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Make a device node for /dev/mem (char 1,1) in the workspace.  The
 # profile allows mknodat (os.mkfifo needs it); the kernel wants CAP_MKNOD
 # in the initial user namespace for a device (EPERM), and the workspace is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Mount a tmpfs over /tmp.  base.policy refuses mount (EPERM); the kernel
 # alone refuses it too (no CAP_SYS_ADMIN), which the oracle tells apart: a
 # NULL target is EFAULT to the kernel, EPERM only to a filter.

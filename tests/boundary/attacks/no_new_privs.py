@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # no_new_privs must be set (it is what makes landlock and seccomp stick
 # across execve, and setuid bits inert).
 import blib

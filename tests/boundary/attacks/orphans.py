@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An orphan: a grandchild whose parent has exited is re-parented to pid 1
 # of the namespace.  When the program was pid 1 it never reaped them, and
 # each stayed a zombie for the rest of the run (issue 14); cordon's init

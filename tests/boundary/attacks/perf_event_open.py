@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Open a performance counter on this process (user space only, which
 # perf_event_paranoid 2 allows without any capability).
 import ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Swap the root.  The kernel checks CAP_SYS_ADMIN before it reads
 # pivot_root's arguments, so no bad-argument oracle separates the filter's
 # EPERM from the kernel's here.  The attack is therefore the whole path an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reach the kernel through root's files in /proc: /proc/sysrq-trigger
 # (reboot, crash the host), /proc/mtrr (memory type registers) for writing,
 # /proc/kcore and /proc/kmsg for reading.  They are root's, and uid 0 is not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Attach to another process.  The only other processes are this program's
 # own, so it forks a child and tries PTRACE_ATTACH on it: base.policy
 # refuses ptrace (EPERM).  Without the filter (control open-seccomp) the

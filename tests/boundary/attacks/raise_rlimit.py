@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Lift the limits the supervisor set: raising a hard limit needs
 # CAP_SYS_RESOURCE, which the executor does not have.
 import resource

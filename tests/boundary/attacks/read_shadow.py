@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Read the host's password hashes.  /etc is not bound into the sandbox (only
 # /etc/alternatives is), so the file is simply not in its root: ENOENT.
 import blib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Read the supervisor's environment (the runner puts a secret in it) through
 # /proc.  The sandbox has its own pid namespace and its own /proc: pid 1 is
 # the sandbox's init, pid 2 this program, the supervisor's host pid does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A call base.policy answers with `kill`: reboot (harmless command CAD_OFF)
 # in a child, which must die of SIGSYS at once.  Without the filter the
 # kernel refuses it for want of CAP_SYS_BOOT (EPERM).

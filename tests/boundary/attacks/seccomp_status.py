@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A seccomp filter must be in force (mode 2), inherited by everything this
 # program starts.
 import blib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Enter a namespace by descriptor (here the sandbox's own mount namespace,
 # the only one it can name).  base.policy refuses setns; without it the
 # kernel wants CAP_SYS_ADMIN.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run a setuid-root binary (su, from the host's /usr) and see whether it
 # gained anything.  The child is left a zombie (never reaped here) so its
 # final credentials stay readable in /proc/PID/status however fast it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Signal the supervisor without knowing its pid: kill(0, sig) sends to every
 # process of the caller's process group, and the pid namespace does not
 # limit it, because the executor is still in the group (and session) of the

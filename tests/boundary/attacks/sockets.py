@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Raw, packet, AF_ALG and netlink sockets: kernel attack surface (AF_ALG,
 # netlink), raw frames (packet, raw IP).  The profile allows AF_UNIX only
 # (ENOSYS for the rest).  Without the filter, raw and packet need

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Declare an output that is a link to a host file (out/summary.txt ->
 # /etc/passwd), hoping the supervisor reads and hashes the target.  The
 # profile allows symlink (ordinary Python makes links), so the link is made

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Go around the filter's syscall numbers through another ABI of the same
 # kernel: the i386 entry (int 0x80, where number 20 is getpid but x86_64's
 # 20 is writev, which the profile allows) and the x32 numbers (bit 30 set).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Connect to a TCP server the runner listens on at the host's 127.0.0.1.
 # Three walls, met in this order: the profile allows only AF_UNIX sockets
 # (ENOSYS); landlock ABI 4+ refuses every TCP connect (EACCES, control

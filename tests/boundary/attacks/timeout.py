@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sleep past the policy's timeout (5s), after starting a setsid'd daemon
 # that carries the runner's marker: the supervisor must end the run as
 # timed_out and nothing of it may survive (DESIGN.md section 6, process).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Push a keystroke into the controlling terminal's input (CVE-2017-5226).
 # The profile allows four ioctl commands, TIOCSTI is not one (ENOSYS).
 # Without the filter there is still no terminal: stdin is /dev/null and

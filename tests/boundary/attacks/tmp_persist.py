@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leave a file in /tmp (and /dev/shm) for the next run to find.  Phase
 # "plant" writes them (that must work: both are writable); phase "look",
 # a later run, must not see them: each run gets fresh tmpfs mounts.

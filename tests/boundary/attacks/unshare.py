@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Leave the namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS) would make this
 # process root of a new user namespace (the door to kernel code that trusts
 # namespace root).  base.policy refuses it; without the filter it works

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Get a userfaultfd (user-mode faults only, which needs no privilege): the
 # tool that widens kernel race windows in exploits.
 import os

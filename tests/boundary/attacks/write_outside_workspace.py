@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Write beside the three writable workspace folders: the rest of /workspace
 # is the read-only root, /supervisor-socket a read-only bind, and `..`
 # out of the workspace ends on the read-only root as well.

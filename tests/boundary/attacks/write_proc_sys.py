@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Change a kernel setting through /proc/sys: cordon binds /proc/sys
 # read-only over itself.
 import blib

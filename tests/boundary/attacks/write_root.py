@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Write at / : the sandbox root is a tmpfs remounted read-only.
 import blib
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reach /sys (cgroups, devices, kernel knobs): it is not mounted at all.
 import os
 

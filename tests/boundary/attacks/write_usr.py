@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Write into /usr: a read-only bind of the host's /usr.
 import blib
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hold more than the workspace allows where a walking monitor cannot see it
 # (the bypasses of the review, each a params "how"):
 #   deep      files 100 directory levels down (a walk stopped at 64)

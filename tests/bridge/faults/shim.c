@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shim.c - an LD_PRELOAD fault injector for the bridge suite's record
  * checks (README.md, "Records"): cordon's supervisor with this library

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The bridge's scripted client: sends the requests listed in params.json
 # ("calls"), one after the other, and reports every answer as the
 # supervisor sent it.  One call spec (run.py builds them):

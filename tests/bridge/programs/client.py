@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Calls through the shipped client (/cordon/cordon_tools.py) and the typed
 # stubs (/cordon/tools.py), as a generated program would.  params "calls":
 # [{tool, params, messageId, via: "client" | "stub", withMessage}]; each

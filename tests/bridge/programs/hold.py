@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Stays alive for the host side: writes this run's token where the runner
 # (and only the runner) can read it, /workspace/logs/executor/token (the
 # runner reads it through /proc/<pid>/root), then waits until the runner

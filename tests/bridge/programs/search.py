@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Looks through everything this program can see for values it must never
 # see, knowing them only by their SHA-256 (params "targets": name ->
 # hex digest): another run's token, a tool's secret.  Every match of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Files in the working directory: read an input, write outputs, rename,
 list, copy, remove, the usual pathlib and shutil calls.
 

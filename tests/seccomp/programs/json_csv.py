@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """json and csv round trips through files in /tmp and the working directory."""
 import csv
 import json

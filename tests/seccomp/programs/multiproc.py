@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """multiprocessing with the fork start method, and concurrent.futures.
 
 A Pool and a ProcessPoolExecutor both need /dev/shm (POSIX semaphores) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """numpy linear algebra, FFT and array I/O: what a data task does with numpy.
 
 Matrices are large enough (1000x1000 product) that a threaded BLAS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sqlite3 in memory and on disk in /tmp, with the rollback journal and WAL.
 
 WAL mode maps the -shm file and takes fcntl locks, which the default

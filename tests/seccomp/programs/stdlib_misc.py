@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The rest of the standard library a data task reaches for: time, random,
 os.urandom, hashlib, tempfile, compression, dates, signals for timeouts."""
 import base64

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """subprocess of python itself: run, pipes, communicate, a timeout, an
 inherited descriptor (pass_fds), reading a child's output with select()."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """threading: a pool, locks, conditions and events with timeouts, a queue."""
 import queue
 import threading

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The tool-bridge client's socket calls: an AF_UNIX stream socket with a
 timeout, a connect that fails (no supervisor listens at this path)."""
 import errno

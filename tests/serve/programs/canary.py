@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One of 20 executions at once: leave this execution's canary in every
 # place (files, a running child process's argv and environment, os.environ),
 # hold while the others do the same, then look for every canary this one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The first execution: leave the canary in every place, a setsid()'d daemon
 # holding it in argv and environment among them, check that all of it is
 # there (the control: the same scan the next execution makes finds it),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A later execution: look everywhere for the canaries of earlier ones.
 import slib
 

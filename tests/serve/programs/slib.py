@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # slib.py - what the serve suite's programs share (passed with --input, as
 # the boundary attacks get blib.py): plant a canary everywhere an
 # execution can leave state, and look everywhere for canaries.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # exits non-zero: failed (program_failed)
 import sys
 print("giving up")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # breaches memory (64m): pages written, not only reserved.  Under a memory
 # cgroup the OOM kill makes it limit_exceeded (memory_limit); under
 # RLIMIT_AS the allocation fails and the MemoryError fails the program.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # forks past the pids limit (16): children sleep until the program ends;
 # the fork the limit refuses ends it with exit 1, so limit_exceeded
 # (pids_limit) under a pids cgroup, failed under RLIMIT_NPROC.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # makes the governed tool calls listed in the input calls.json (message
 # ids, some repeating an id already used) and prints every answer, so the
 # driver can tell a first execution (a new nonce) from a replay (the nonce

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fills the workspace past its 8m delta: ENOSPC from the kernel, and the
 # monitor ends the run as limit_exceeded (workspace_limit)
 import sys
