@@ -24,7 +24,10 @@ import sys
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_DIR = os.path.join(HERE, "..", "..", "docs", "schemas")
+# docs/schemas of this checkout; a suite rerun as cordon-test from a copy
+# of the tree it can read has them beside this file (lib/schemas).
+SCHEMA_DIR = next((d for d in (os.path.join(HERE, "..", "..", "docs", "schemas"), os.path.join(HERE, "schemas"))
+                   if os.path.isdir(d)), os.path.join(HERE, "..", "..", "docs", "schemas"))
 NAMES = ("result", "audit-line", "lint", "diff", "describe", "context")
 
 _cache = {}
