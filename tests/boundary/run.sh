@@ -40,7 +40,7 @@ rootless_tree() {
 	cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 		cp "$SRC"/policies/*.policy "$T/policies/" &&
 		cp -R "$B/attacks" "$B/policies" "$B/blib.py" "$B/run.py" "$B"/*.yaml "$T/boundary/" &&
-		cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
+		cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/lib/" && cp -R "$SRC/docs/schemas" "$T/lib/" ||
 		{ echo "FAIL rootless setup: cannot copy the tree"; return 1; }
 	chmod -R a+rX,go-w "$T"
 	chmod 755 "$T/bin/cordon" "$T/bin/cordonc"

@@ -35,7 +35,7 @@ mkdir "$T/bin" "$T/policies" "$T/bridge" "$T/lib"
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$SRC"/policies/*.policy "$T/policies/" &&
 	cp -R "$B/programs" "$B/tools" "$B/faults" "$B"/*.py "$B"/*.yaml "$B"/*.in "$T/bridge/" &&
-	cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
+	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/lib/" && cp -R "$SRC/docs/schemas" "$T/lib/" ||
 	{ echo "FAIL rootless setup: cannot copy the tree"; exit 1; }
 chmod -R a+rX,go-w "$T"
 chmod 755 "$T/bin/cordon" "$T/bin/cordonc" "$T/bridge/tools/"*

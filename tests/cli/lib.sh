@@ -29,3 +29,14 @@ modes_set() {
 		|| die "cannot create user cordon-test"
 	modes="root rootless"
 }
+
+# schema_ok SCHEMA FILE... [--lines first]: each FILE (a JSON document, or
+# with --lines JSON lines) matches docs/schemas/SCHEMA.schema.json, else the
+# test stops with the file and the JSON path of the first error.
+schema_ok() {
+	_lines=
+	[ "$1" = --lines ] && { _lines=--lines; shift; }
+	_s=$1; shift
+	/usr/bin/python3 -B "$SRC/tests/lib/schema_check.py" $_lines "$_s" "$@" >"$T/.schema" 2>&1 ||
+		die "does not match docs/schemas/$_s.schema.json: $(head -c 600 "$T/.schema")"
+}

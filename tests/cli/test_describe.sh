@@ -22,6 +22,7 @@ expect_rc 0 "$CORDONC" help describe;    expect_out "--python"
 expect_rc 0 "$CORDONC" compile "$APP" "$TOOLS" -o "$T/a.cpol"
 expect_rc 0 "$CORDONC" inspect --json "$T/a.cpol"; cp "$_out" "$T/inspect.json"
 expect_rc 0 "$CORDONC" describe --json "$T/a.cpol"; cp "$_out" "$T/describe.json"
+schema_ok describe "$T/describe.json"
 expect_rc 0 "$CORDONC" describe "$T/a.cpol";        cp "$_out" "$T/describe.md"
 expect_rc 0 "$CORDONC" describe --python "$T/a.cpol"; cp "$_out" "$T/tools.py"
 
@@ -279,6 +280,7 @@ EOF
 
 # --agent: that agent's tools only, everywhere.
 expect_rc 0 "$CORDONC" describe --json --agent cashier "$T/a.cpol"; cp "$_out" "$T/cashier.json"
+schema_ok describe "$T/cashier.json"
 python3 "$T/compare.py" "$T/cashier.json" "$T/inspect.json" cashier >"$T/cmp.out" 2>&1 ||
 	die "describe --agent cashier: $(cat "$T/cmp.out")"
 expect_rc 0 "$CORDONC" describe --agent cashier "$T/a.cpol"
@@ -319,4 +321,9 @@ tools.evil.run(q="x")
 ') >"$T/py.out" 2>&1 || die "hostile description: $(cat "$T/py.out")"
 [ -e "$T/py/PWNED" ] && die "the description ran"
 expect_rc 0 "$CORDONC" describe "$T/evil.cpol"; expect_out 'q != "\"\"\""'
+# describe --json of a tool without a stub, a tool of every flag, inputs:
+# the schema's other branches.
+expect_rc 0 "$CORDONC" describe --json "$T/evil.cpol"; cp "$_out" "$T/evil.json"
+expect_rc 0 "$CORDONC" describe --json --input "$T/x.csv" --input "$T/y.json" "$T/a.cpol"; cp "$_out" "$T/in.json"
+schema_ok describe "$T/evil.json" "$T/in.json"
 pass "describe: JSON = inspect, constraints compile back, Markdown complete, stubs import and call"

@@ -179,6 +179,7 @@ for pair in "base wider" "base tools" "small big" "base tighter" "base ident"; d
 	set -- $pair
 	"$CORDONC" diff --json "$T/$1.cpol" "$T/$2.cpol" >"$T/fw.json"
 	"$CORDONC" diff --json "$T/$2.cpol" "$T/$1.cpol" >"$T/bw.json"
+	schema_ok diff "$T/fw.json" "$T/bw.json"
 	python3 - "$T/fw.json" "$T/bw.json" <<'PY' || die "reverse of $pair is not the mirror image"
 import json, sys
 f, b = (json.load(open(p)) for p in sys.argv[1:3])

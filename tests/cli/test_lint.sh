@@ -72,6 +72,7 @@ pass "SARIF validates against the 2.1.0 schema"
 
 # JSON: summary, findings and the suppressed list with reasons.
 ( cd "$L/cases/supp-multi" && "$CORDONC" lint $HOSTOFF -f json app.yaml ../../base/tools.yaml >"$T/m.json" )
+schema_ok lint "$T/m.json"
 python3 - "$T/m.json" <<'PY' || die "JSON report"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -88,6 +89,7 @@ assert d["baselined"] == []
 PY
 # A block scalar's region runs to the end of its last content line.
 ( cd "$L/cases/CDN602-trigger" && "$CORDONC" lint $HOSTOFF -f json app.yaml ../../base/tools.yaml >"$T/b.json" )
+schema_ok lint "$T/b.json"
 python3 - "$T/b.json" <<'PY' || die "block scalar region"
 import json, sys
 f = [x for x in json.load(open(sys.argv[1]))["findings"] if "SIGNING_PEM" in x["message"]][0]
@@ -101,6 +103,11 @@ expect_rc 0 "$CORDONC" lint $HOSTOFF --write-baseline "$T/base.json" "$T/app.yam
 expect_err "wrote 3 findings"
 expect_rc 0 "$CORDONC" lint $HOSTOFF --baseline "$T/base.json" "$T/app.yaml" "$L/base/tools.yaml"
 expect_out "3 in the baseline (passed)"
+# the baselined list of cordon-lint/1, held to its schema
+"$CORDONC" lint $HOSTOFF -f json --baseline "$T/base.json" "$T/app.yaml" "$L/base/tools.yaml" >"$T/bl.json"
+schema_ok lint "$T/bl.json"
+/usr/bin/python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["baselined"]) == 3' "$T/bl.json" ||
+	die "lint -f json --baseline: not 3 baselined"
 { printf '# two lines more\n# move every finding down\n'; cat "$C303/app.yaml"; } >"$T/app.yaml"
 expect_rc 0 "$CORDONC" lint $HOSTOFF --baseline "$T/base.json" "$T/app.yaml" "$L/base/tools.yaml"
 expect_out "3 in the baseline (passed)"

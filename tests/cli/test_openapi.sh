@@ -77,6 +77,8 @@ chmod 644 "$T/cpu.cpol"
 $PY -B "$CHECK" --result "$T/cafe.json" "$T/contract.json" "$T/program.json" "$T/signal.json" \
 	"$T/harness.json" "$T/nopolicy.json" "$T/cancel.json" "$T/cpu.json" >"$_out" 2>"$_err" ||
 	die "a cordon run result does not match docs/openapi.yaml: $(cat "$_out")"
+schema_ok result "$T/cafe.json" "$T/contract.json" "$T/program.json" "$T/signal.json" "$T/harness.json" \
+	"$T/nopolicy.json" "$T/cancel.json" "$T/cpu.json"
 $PY - "$T" <<'PY' || die "a lane did not give the result this test needs"
 import json, os, sys
 d = sys.argv[1]

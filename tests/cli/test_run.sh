@@ -50,7 +50,7 @@ for mode in $modes; do
 	# 1. The café demo.
 	expect_rc 0 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/user_code.py" \
 		--input "$T/receipts.json" --run-dir "$rd"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"]')" = succeeded ] || die "$mode: cafe status: $(cat "$_out")"
 	$PY - "$T/r.json" "$T/receipts.json" <<'PYEOF' || die "$mode: the solution does not satisfy the receipts"
 import json, sys
@@ -82,6 +82,8 @@ PYEOF
 		[ -f "$rd/$f" ] || die "$mode: run directory lacks $f"
 	done
 	[ -e "$rd/work" ] && die "$mode: the run directory keeps work/"
+	schema_ok result "$rd/result.json"
+	schema_ok --lines audit-line "$rd/logs/tool-calls.jsonl"
 	[ "$(stat -c %a "$rd")" = 700 ] || die "$mode: run directory mode $(stat -c %a "$rd")"
 	[ "$(stat -c %a "$rd/out/summary.txt")" = 600 ] || die "$mode: out/summary.txt mode"
 	id=$(field "$T/r.json" 'r["executionId"]')
@@ -95,26 +97,26 @@ PYEOF
 	before=$(ls -A "$TMPDIR_RUN" | wc -l)
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/user_code.py"
 	[ "$(ls -A "$TMPDIR_RUN" | wc -l)" = "$before" ] || die "$mode: a run without --run-dir made $(ls -A "$TMPDIR_RUN")"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["runDir"]')" = "" ] || die "$mode: runDir of a run that keeps none"
 	pass "$mode: a run without --run-dir makes nothing under TMPDIR"
 
 	# 2. Program lane: an exception is "failed", exit 1, stderr captured.
 	printf 'raise SystemExit(3)\n' >"$T/fail.py"; chmod 644 "$T/fail.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/fail.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], r["exitCode"], r["error"]["code"]')" = "('failed', 3, 'program_failed')" ] ||
 		die "$mode: failing program: $(cat "$_out")"
 	# Output-contract lane: exits 0 but the required summary.txt is missing.
 	printf 'print("no outputs")\n' >"$T/noout.py"; chmod 644 "$T/noout.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/noout.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], r["exitCode"], r["error"]["code"], r["violations"][0]["code"]')" = \
 		"('failed', 0, 'output_contract', 'missing_required')" ] || die "$mode: output contract: $(cat "$_out")"
 	# Bounded capture: 200 KiB of output keeps max_output_bytes (64k).
 	printf 'import sys\nsys.stdout.write("x" * 200000)\n' >"$T/big.py"; chmod 644 "$T/big.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/big.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'len(r["stdout"]), r["truncated"]["stdout"]')" = "(65536, True)" ] ||
 		die "$mode: capture not bounded"
 	pass "$mode: program failure, output contract and bounded capture are told apart"
@@ -151,7 +153,7 @@ sys.exit(3)
 PYEOF
 	chmod 644 "$T/atexit.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/atexit.py" --run-dir "$TMPDIR_RUN/ae"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["exitCode"], r["stdout"], r["stderr"]')" = "(3, 'no newline', 'err no newline')" ] ||
 		die "$mode: exit status or std streams at exit: $(cat "$_out")"
 	for f in unflushed.txt:buffered atexit.txt:ran thread.txt:joined; do
@@ -164,7 +166,7 @@ PYEOF
 		>"$T/late.py"
 	chmod 644 "$T/late.py"
 	expect_rc 124 as_user "$T/bin/cordon" run --policy "$T/short.cpol" --code "$T/late.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], r["stdout"], r["stderr"]')" = \
 		"('timed_out', 'before the timeout\\n', 'partial line')" ] ||
 		die "$mode: output printed before the timeout was lost: $(cat "$_out")"
@@ -172,18 +174,18 @@ PYEOF
 	printf 'raise ValueError("boom")\n' >"$T/raise.py"; printf 'import sys\nsys.exit("bye")\n' >"$T/exitmsg.py"
 	chmod 644 "$T/raise.py" "$T/exitmsg.py"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/raise.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["exitCode"], r["stderr"].endswith("ValueError: boom\n"), "user_code.py\", line 1" in r["stderr"]')" = \
 		"(1, True, True)" ] || die "$mode: an uncaught exception at exit: $(cat "$_out")"
 	expect_rc 1 as_user "$T/bin/cordon" run --policy "$T/cafe.cpol" --code "$T/exitmsg.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["exitCode"], r["stderr"]')" = "(1, 'bye\n')" ] || die "$mode: sys.exit(str): $(cat "$_out")"
 	pass "$mode: at exit: threads joined, atexit run, file buffers written, streams flushed, Python's exit status"
 
 	# 3. Harness lane: status error, exit 125, and the stage.
 	printf 'not a blob' >"$T/bad.cpol"; chmod 644 "$T/bad.cpol"
 	expect_rc 125 as_user "$T/bin/cordon" run --policy "$T/bad.cpol" --code "$T/fail.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], r["error"]["code"], r["error"]["details"]["where"]')" = \
 		"('error', 'sandbox_execution_failed', 'exec.harness.policy')" ] || die "$mode: bad blob: $(cat "$_out")"
 	printf '{"user":"u","roles":["analyst"],"colour":"red"}' >"$T/ctx.json"; chmod 644 "$T/ctx.json"
@@ -225,7 +227,7 @@ PYEOF
 		[ "$mode" = rootless ] || die "root was refused cgroups: $(cat "$_out")"
 		req="refused"
 	else
-		cp "$_out" "$T/r.json"
+		cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 		case "$(field "$T/r.json" 'r["enforcement"]["memory"], r["enforcement"]["pids"]')" in
 		"('cgroup-v"*", 'cgroup-v"*) req="used" ;;
 		*) die "$mode: require: cgroup ran without cgroups: $(cat "$_out")" ;;

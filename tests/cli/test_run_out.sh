@@ -79,12 +79,12 @@ for mode in $modes; do
 
 	# 1. A new DIR: made 0700, every artifact copied and hashed again.
 	expect_rc 0 run --code "$T/arts.py" --out "$W/new"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(stat -c %a "$W/new")" = 700 ] || die "$mode: --out DIR made with mode $(stat -c %a "$W/new")"
 	check "$T/r.json" "$W/new" "$owner" || die "$mode: copies: $(cat "$_out")"
 	# Without --out nothing says copiedTo.
 	expect_rc 0 run --code "$T/arts.py"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'any("copiedTo" in a for a in r["artifacts"])')" = False ] ||
 		die "$mode: copiedTo without --out"
 	pass "$mode: --out DIR: made 0700, each artifact copied (0600, owner $owner) with the result's bytes and sha256"
@@ -99,7 +99,7 @@ for mode in $modes; do
 	mkdir "$W/old2" && ln -s "$W/victim" "$W/old2/summary.txt"
 	[ "$mode" = rootless ] && chown -R cordon-test "$W/old" "$W/old2" "$W/elsewhere" "$W/victim"
 	expect_rc 125 run --code "$T/arts.py" --out "$W/old"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], r["error"]["details"]["where"], r["exitCode"]')" = \
 		"('error', 'exec.harness.out', 0)" ] || die "$mode: DIR with the names: $(cat "$_out")"
 	expect_out "artifact files/a.csv was not copied"
@@ -109,7 +109,7 @@ for mode in $modes; do
 	[ "$(cat "$W/old/summary.txt")" = "keep me" ] || die "$mode: an existing file was replaced"
 	[ -z "$(ls -A "$W/elsewhere")" ] || die "$mode: a linked directory was followed: $(ls -A "$W/elsewhere")"
 	expect_rc 125 run --code "$T/arts.py" --out "$W/old2"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(cat "$W/victim")" = victim ] || die "$mode: a symlink in DIR was followed"
 	[ -L "$W/old2/summary.txt" ] || die "$mode: a symlink in DIR was replaced"
 	# The others were still copied: only summary.txt failed.
@@ -124,7 +124,7 @@ for mode in $modes; do
 	[ "$mode" = rootless ] && chown -h cordon-test "$W/file" "$W/link"
 	for bad in file link missing/deeper; do
 		expect_rc 125 run --code "$T/arts.py" --out "$W/$bad"
-		cp "$_out" "$T/r.json"
+		cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 		[ "$(field "$T/r.json" 'r["error"]["details"]["where"], "stdout" in r, r["artifacts"] if "artifacts" in r else None')" = \
 			"('exec.harness.out', False, None)" ] || die "$mode: --out $bad: $(cat "$_out")"
 	done
@@ -134,7 +134,7 @@ for mode in $modes; do
 	# 4. What the program planted in out/ under declared names (a symlink
 	# to /etc/passwd, a fifo) is a violation, never an artifact: not copied.
 	expect_rc 1 run --code "$T/plant.py" --out "$W/planted"
-	cp "$_out" "$T/r.json"
+	cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 	[ "$(field "$T/r.json" 'r["status"], sorted(v["code"] for v in r["violations"])')" = \
 		"('failed', ['not_regular', 'symlink'])" ] || die "$mode: planted entries: $(cat "$_out")"
 	check "$T/r.json" "$W/planted" "$owner" || die "$mode: planted: the artifacts: $(cat "$_out")"

@@ -44,7 +44,7 @@ cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$BUILD/tests/faults/shim.so" "$T/bin/tests/faults/" &&
 	cp "$SRC"/policies/*.policy "$T/policies/" &&
 	cp -R "$F/tools" "$F"/*.py "$F"/*.yaml "$F"/*.in "$T/faults/" &&
-	cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
+	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/lib/" && cp -R "$SRC/docs/schemas" "$T/lib/" ||
 	{ echo "FAIL rootless setup: cannot copy the tree"; exit 1; }
 chmod -R a+rX,go-w "$T"
 chmod 755 "$T/bin/cordon" "$T/bin/cordonc" "$T/faults/tools/"*

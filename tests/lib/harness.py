@@ -36,6 +36,8 @@ import tempfile
 import threading
 import time
 
+import schema_check
+
 MODES = ("root", "rootless", "serve", "serve-rootless")
 HOSTID_LOCK_DIR = "/run/cordon/hostids"    # runtime/hostid.h HOSTID_LOCK_DIR_DEFAULT
 SANITIZER_SIGNS = ("Sanitizer", "runtime error:")
@@ -285,6 +287,8 @@ class Suite:
         os.chmod(self.RUNTMP, 0o755)
         self.backend = None
         self.env = {}           # added to every cordon's environment
+        self.schema_counts = {}  # docs/schemas name -> documents held to it
+        self.schema_bad = []    # the first errors of those that did not match
 
     # --- lines
 
@@ -315,6 +319,46 @@ class Suite:
         with self.lock:
             self.markers.append(m)
         return m
+
+    # --- every JSON cordon wrote, held to its schema (docs/schemas)
+
+    def schema_hold(self, name, value, what):
+        """One document against docs/schemas/<name>.schema.json: a FAIL line
+        now when it does not match, and one summary check at finish()."""
+        errs = schema_check.check(name, value)
+        with self.lock:
+            self.schema_counts[name] = self.schema_counts.get(name, 0) + 1
+            if errs:
+                self.schema_bad.append("%s: %s" % (what, errs[0]))
+        if errs:
+            self.emit(False, "schema-" + name, "%s does not match docs/schemas/%s.schema.json: %s"
+                      % (what, name, "; ".join(errs[:3])))
+
+    def schema_hold_execution(self, res, run_dir=None, context=None, who="execution"):
+        """A result (not the stand-ins for no answer), a kept run
+        directory's result.json and audit lines, and a context cordon
+        took."""
+        real = isinstance(res, dict) and "executionId" in res
+        if real:
+            self.schema_hold("result", res, who + " result")
+        if real and context is not None and \
+                ((res.get("error") or {}).get("details") or {}).get("where") != "exec.harness.context":
+            self.schema_hold("context", context, who + " context")
+        if not run_dir:
+            return
+        for rel, name in (("result.json", "result"), ("logs/tool-calls.jsonl", "audit-line")):
+            try:
+                with open(os.path.join(run_dir, rel), "rb") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            lines = raw.splitlines() if name == "audit-line" else [raw]
+            for n, line in enumerate(lines, 1):
+                try:
+                    value = json.loads(line.decode("utf-8"))
+                except ValueError as e:
+                    value = "not JSON: %s" % e
+                self.schema_hold(name, value, "%s %s%s" % (who, rel, ":%d" % n if name == "audit-line" else ""))
 
     # --- what executions leave
 
@@ -442,6 +486,11 @@ class Suite:
         shutil.rmtree(self.W, ignore_errors=True)
         for n in self.notes:
             print("note %s %s" % (self.mode, n))
+        if self.schema_counts:
+            self.emit(not self.schema_bad, "schemas", "%s held to docs/schemas%s" % (
+                ", ".join("%d %s" % (n, k) for k, n in sorted(self.schema_counts.items())),
+                ": %d did not match, first: %s" % (len(self.schema_bad), self.schema_bad[0]) if self.schema_bad
+                else ""))
         nfail = self.results.count(False)
         extra = ", %d run-only" % self.skipped if self.skipped else ""
         print("%s %s: %d checks, %d failed%s, %.1fs" % (self.name, self.mode, len(self.results), nfail, extra,
@@ -541,6 +590,7 @@ class RunExecution:
                  secrets_file=None, prefix=(), pidfile=False, env=None, request_id=None):
         self.S = suite
         self.run_dir = run_dir
+        self.context = context
         self.pdir = tempfile.mkdtemp(dir=suite.W)
         os.chmod(self.pdir, 0o755)
         cmd = [suite.cordon, "run", "--policy", blob, "--code", code]
@@ -598,6 +648,7 @@ class RunExecution:
         if not isinstance(self.res, dict):
             self.res = {"status": "unparsable", "raw": out.decode("utf-8", "replace")[:300]}
         self.S.track(self.res, self.run_dir)
+        self.S.schema_hold_execution(self.res, self.run_dir, self.context, "cordon run")
         shutil.rmtree(self.pdir, ignore_errors=True)
         self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
         return self
@@ -863,6 +914,7 @@ class ServeExecution:
     def __init__(self, backend, policy, code, inputs, context, agent, pidfile, request_id):
         self.B, self.S = backend, backend.S
         self.run_dir = None
+        self.context = context
         self.rc = None
         self.stderr = ""
         self.request_id = request_id or "rq-" + secrets.token_hex(8)
@@ -926,6 +978,7 @@ class ServeExecution:
         if not isinstance(self.res, dict):
             self.res = {"status": "http_%s" % self.http, "raw": self.raw.decode("utf-8", "replace")[:300]}
         self.S.track(self.res)
+        self.S.schema_hold_execution(self.res, None, self.context, "serve")
         self.result = self.res.get("result") if isinstance(self.res.get("result"), dict) else {}
         return self
 

@@ -34,8 +34,8 @@ mkdir -p "$T/bin" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp -R "$SRC/examples/cafe" "$SRC/examples/report" "$T/src/examples/" &&
 	cp "$S/test_api.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
-	cp "$SRC/tests/lib/harness.py" "$T/src/tests/lib/" &&
-	cp "$SRC/docs/openapi.yaml" "$T/src/docs/" && cp -R "$SRC/clients/python" "$T/src/clients/" ||
+	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/src/tests/lib/" &&
+	cp -R "$SRC/docs/openapi.yaml" "$SRC/docs/schemas" "$T/src/docs/" && cp -R "$SRC/clients/python" "$T/src/clients/" ||
 	{ echo "FAIL serve rootless setup: cannot copy the tree"; exit 1; }
 chmod -R a+rX,go-w "$T"
 chmod 755 "$T/bin/cordon" "$T/bin/cordonc"

@@ -332,7 +332,7 @@ def load(path=None):
 # nothing: every key build_result writes on a successful run.
 SAMPLE_RESULT = {
     "policy": {"app": "cafe", "sha256": "5b7f6cf635885f60cfaba0201ae1e8be660580ec9a9802b6a93ceb432e26252b"},
-    "executionId": "48434e6b5160c902d1cb7196a8524a1e", "runDir": "", "status": "succeeded",
+    "executionId": "48434e6b5160c902d1cb7196a8524a1e", "agent": None, "runDir": "", "status": "succeeded",
     "exitCode": 0, "signal": None,
     "stdout": "prices: {'coffee': 2.5, 'croissant': 2.7, 'juice': 3.3}\n", "stderr": "",
     "truncated": {"stdout": False, "stderr": False}, "replaced": {"stdout": 0, "stderr": 0},
@@ -357,7 +357,7 @@ SAMPLE_RESULT = {
 }
 
 SAMPLE_HARNESS = {
-    "policy": {"app": "", "sha256": ""}, "executionId": "0123456789abcdef0123456789abcdef", "runDir": "",
+    "policy": {"app": "", "sha256": ""}, "executionId": "0123456789abcdef0123456789abcdef", "agent": None, "runDir": "",
     "status": "error", "exitCode": None, "signal": None,
     "error": {"code": "sandbox_execution_failed", "message": "x: no such file",
               "details": {"where": "exec.harness.policy"}},

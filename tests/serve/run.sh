@@ -35,7 +35,7 @@ for m in ${SERVE_MODES:-serve serve-rootless}; do
 			cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 			cp "$SRC"/policies/*.policy "$T/policies/" &&
 			cp -R "$D/programs" "$D/run.py" "$D"/*.yaml "$T/serve/" &&
-			cp "$SRC/tests/lib/harness.py" "$T/lib/" ||
+			cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/lib/" && cp -R "$SRC/docs/schemas" "$T/lib/" ||
 			{ echo "FAIL rootless setup: cannot copy the tree"; rc=1; continue; }
 		chmod -R a+rX,go-w "$T"
 		chmod 755 "$T/bin/cordon" "$T/bin/cordonc"

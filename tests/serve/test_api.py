@@ -528,8 +528,13 @@ class Tests:
 
     # -- helpers --
     def conform(self, method, path, r):
-        """[] or the ways r breaks docs/openapi.yaml."""
-        return list(self.api.check_response(method, path.split("?", 1)[0], r.status, r.body, r.headers))
+        """[] or the ways r breaks docs/openapi.yaml (and an execution's
+        result docs/schemas/result.schema.json)."""
+        probs = list(self.api.check_response(method, path.split("?", 1)[0], r.status, r.body, r.headers))
+        if method == "POST" and path.split("?", 1)[0] == "/v1/executions" and r.status == 200 and not probs:
+            import schema_check
+            probs += ["docs/schemas/result.schema.json: " + e for e in schema_check.check("result", r.json())]
+        return probs
 
     def expect(self, r, method, path, status, desc, extra=None):
         """One answer: its status, its conformance, extra(r) -> problem or None."""
