@@ -227,7 +227,8 @@ static int load_config(const struct lint_args *a, struct lint_config *cfg)
 	rc = lint_config_load(cfg, a->config != NULL ? a->config : found, &d);
 	if (rc != 0) {
 		diags_print(&d, stderr);
-		fprintf(stderr, "cordonc lint: the config file is not valid; nothing was linted\n");
+		fprintf(stderr, "cordonc lint: %s: the config file cannot be used; nothing was linted\n",
+			a->config != NULL ? a->config : found);
 	}
 	diags_free(&d);
 	free(found);

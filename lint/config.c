@@ -94,6 +94,7 @@ static int load_rules(struct schema_ctx *sc, struct lint_config *cfg, const stru
 	for (i = 0; i < n->n; i++) {
 		const struct ynode *key = n->keys[i];
 		const struct lint_rule *r = lint_rule_find(key->str);
+		const struct ynode *v;
 		uint32_t lv;
 		char path[SCHEMA_PATH_MAX];
 
@@ -106,7 +107,12 @@ static int load_rules(struct schema_ctx *sc, struct lint_config *cfg, const stru
 			continue;
 		}
 		schema_path(path, sizeof(path), "rules.%s", key->str);
-		if (schema_enum(sc, n->vals[i], path, levels, &lv) != 0) {
+		/* Plain `off` reads as a boolean to the loader (YAML 1.1's
+		 * words); here it can only mean the level. */
+		v = n->vals[i];
+		if (v->kind == YN_SCALAR && v->plain && strcmp(v->str, "off") == 0)
+			lv = 0;
+		else if (schema_enum(sc, v, path, levels, &lv) != 0) {
 			rc = -1;
 			continue;
 		}
