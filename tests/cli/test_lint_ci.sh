@@ -196,3 +196,85 @@ expect_rc 0 "$CORDONC" lint --no-config $HOSTOFF --rule container-runtime-socket
 expect_rc 2 "$CORDONC" lint --no-config --rule container-runtime-sockte=off "$C303/app.yaml" "$L/base/tools.yaml"
 expect_err "did you mean 'container-runtime-socket'?"
 pass "explain and --rule take a rule's name; unknown ones get a did-you-mean"
+
+# --- .cordonlint.yaml ----------------------------------------------------------
+R="$T/repo"; mkdir -p "$R/.git" "$R/policy/deep" "$R/ci"
+cp "$C303/app.yaml" "$R/policy/app.yaml"; cp "$L/base/tools.yaml" "$R/policy/tools.yaml"
+cfg() { cat >"$R/.cordonlint.yaml"; }
+run_deep() { ( cd "$R/policy/deep" && "$CORDONC" lint "$@" ../app.yaml ../tools.yaml ) >"$_out" 2>"$_err"; }
+# rules (by id and by name, plain off), fail-level, format: found two levels up.
+cfg <<'Y'
+rules:
+  CDN203: off
+  gid-host-group: "off"
+  container-runtime-socket: warning
+fail-level: error
+format: gitlab
+Y
+run_deep; [ $? -eq 0 ] || die "config: warnings under fail-level error must pass"
+grep -q '"severity":[[:space:]]*"major"' "$_out" || die "config: format gitlab / rule level not applied"
+# Flags beat the file.
+run_deep -f text --fail-level warning --rule CDN303=error; [ $? -eq 1 ] || die "flags over the file: exit"
+expect_out "3 errors, 0 warnings"
+# inline-suppressions: false, and the flag turning them back on.
+mkdir -p "$R/s" && cp "$L/cases/supp-multi/app.yaml" "$R/s/app.yaml" && cp "$L/base/tools.yaml" "$R/s/"
+printf 'rules: {CDN203: off, CDN204: off}\ninline-suppressions: false\n' | cfg
+( cd "$R/s" && "$CORDONC" lint app.yaml tools.yaml ) >"$_out" 2>&1; grep -q "suppressed" "$_out" && die "inline-suppressions: false ignored"
+( cd "$R/s" && "$CORDONC" lint --inline-suppressions app.yaml tools.yaml ) >"$_out" 2>&1
+grep -q "2 suppressed" "$_out" || die "--inline-suppressions must beat the file"
+# baseline: relative to the file, not to the working directory.
+printf 'rules: {CDN203: off, CDN204: off}\n' | cfg
+( cd "$R" && "$CORDONC" lint --write-baseline ci/base.json policy/app.yaml policy/tools.yaml ) 2>/dev/null ||
+	die "write baseline"
+printf 'rules: {CDN203: off, CDN204: off}\nbaseline: ci/base.json\n' | cfg
+run_deep; [ $? -eq 0 ] || die "config baseline (relative to the file) not applied"
+expect_out "3 in the baseline (passed)"
+# ignore: globs relative to the file, and --ignore relative to the working directory.
+printf 'rules: {CDN203: off, CDN204: off}\nignore: ["policy/app.*"]\n' | cfg
+run_deep; [ $? -eq 0 ] || die "config ignore glob"
+expect_out "0 errors, 0 warnings, 0 notes (passed)"
+printf 'rules: {CDN203: off, CDN204: off}\nignore: ["other/*"]\n' | cfg
+run_deep; [ $? -eq 1 ] || die "an ignore glob that matches nothing dropped findings"
+run_deep --ignore '../app.yaml'; [ $? -eq 0 ] || die "--ignore"
+# --no-config ignores it; --config names another; discovery stops at .git.
+printf 'fail-level: error\nrules: {CDN303: "off"}\n' | cfg
+run_deep $HOSTOFF; [ $? -eq 0 ] || die "config CDN303 off"
+run_deep --no-config $HOSTOFF; [ $? -eq 1 ] || die "--no-config still read the file"
+printf 'rules: {CDN203: off, CDN204: off}\nformat: checkstyle\n' >"$T/other.yaml"
+run_deep --config "$T/other.yaml"; [ $? -eq 1 ] && grep -q '<checkstyle' "$_out" || die "--config FILE"
+mkdir -p "$T/outer/repo2/.git" "$T/outer/repo2/x"
+printf 'format: json\n' >"$T/outer/.cordonlint.yaml"
+( cd "$T/outer/repo2/x" && "$CORDONC" lint $HOSTOFF "$C303/app.yaml" "$L/base/tools.yaml" ) >"$_out" 2>&1
+grep -q '"schema"' "$_out" && die "discovery went above the directory holding .git"
+( cd "$T/outer/repo2" && rm -r .git && cd x && "$CORDONC" lint $HOSTOFF "$C303/app.yaml" "$L/base/tools.yaml" ) >"$_out" 2>&1
+grep -q '"schema"' "$_out" || die "discovery did not find the config above"
+expect_rc 2 "$CORDONC" lint --config "$T/none.yaml" "$C303/app.yaml" "$L/base/tools.yaml"; expect_err "cannot read"
+expect_rc 2 "$CORDONC" lint --config "$T/other.yaml" --no-config "$C303/app.yaml" "$L/base/tools.yaml"
+# A bad key and bad values: each at file:line:col with a caret and a hint.
+cfg <<'Y'
+rules:
+  container-runtime-sockt: warning
+  CDN303: loud
+formt: json
+fail-level: fatal
+inline-suppressions: maybe
+ignore: notalist
+baseline: 3
+Y
+run_deep; [ $? -eq 2 ] || die "bad config: want exit 2"
+C="$R/.cordonlint.yaml"
+expect_err "$C:4:1: error: config: unknown key 'formt'; did you mean 'format'?"
+expect_err "$C:2:3: error: rules: unknown rule 'container-runtime-sockt'; did you mean 'container-runtime-socket'?"
+expect_err "$C:3:11: error: rules.CDN303: unknown value 'loud' (expected off, note, warning or error)"
+expect_err "$C:5:13: error: fail-level: unknown value 'fatal'"
+expect_err "$C:6:22: error: inline-suppressions: expected true or false"
+expect_err "$C:7:9: error: ignore: expected a sequence"
+expect_err "$C:8:11: error: baseline: expected a string"
+expect_err "    formt: json"
+expect_err "the config file cannot be used; nothing was linted"
+printf 'format: sarfi\n' | cfg
+run_deep; [ $? -eq 2 ] || die "bad format"
+expect_err "format: unknown value 'sarfi'; did you mean 'sarif'?"
+printf 'rules: &a {CDN303: off}\n' | cfg
+run_deep; [ $? -eq 2 ] || die "an anchor in the config must be refused (the compiler's loader)"
+pass ".cordonlint.yaml: every key, flags over it, discovery up to .git, --config, --no-config, located errors"
