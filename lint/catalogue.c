@@ -324,7 +324,7 @@ const struct lint_rule *lint_rule_find(const char *id)
 	size_t i;
 
 	for (i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
-		if (strcasecmp(catalogue[i].id, id) == 0)
+		if (strcasecmp(catalogue[i].id, id) == 0 || strcmp(catalogue[i].name, id) == 0)
 			return &catalogue[i];
 	return NULL;
 }

@@ -11,28 +11,38 @@ int lint_cmd_lint(int argc, char **argv);
 int lint_cmd_explain(int argc, char **argv);
 int lint_cmd_diff(int argc, char **argv);
 
-#define LINT_SYNOPSIS "APP.yaml TOOLS.yaml [TOOLS.yaml...] [--format text|json|sarif] [OPTIONS]"
+#define LINT_SYNOPSIS "APP.yaml TOOLS.yaml [TOOLS.yaml...] [--format FMT] [--config FILE] [OPTIONS]"
 #define LINT_HELP                                                                                             \
 	"Compile the inputs and run the rule catalogue over them.  Each finding points\n"                     \
 	"at the exact key or value: file:line:col: severity: message [ID], the line,\n"                       \
 	"a caret and a hint.  'cordonc explain ID' tells what a rule checks and why.\n\n"                      \
-	"  -f, --format FMT         text (default), json, or sarif (SARIF 2.1.0)\n"                            \
+	"  -f, --format FMT         text (default), json, sarif (SARIF 2.1.0), junit,\n"                     \
+	"                           github (workflow commands), gitlab (Code Quality)\n"                     \
+	"                           or checkstyle\n"                                                         \
+	"  -c, --config FILE        read settings from FILE, not .cordonlint.yaml\n"                         \
+	"      --no-config          read no config file\n"                                                   \
+	"      --ignore GLOB        drop findings in files matching GLOB\n"                                  \
+	"      --inline-suppressions  honour '# cordon: allow' (over a config's false)\n"                    \
+	"      --color[=WHEN]       auto (default: at a terminal, not with NO_COLOR),\n"                     \
+	"                           always or never\n"                                                       \
 	"  -l, --fail-level LEVEL   exit 1 on a finding at or above LEVEL: error,\n"                            \
 	"                           warning (default) or note\n"                                               \
 	"  -b, --baseline FILE      report only findings the baseline does not know\n"                          \
 	"  -w, --write-baseline FILE  write the current findings as a baseline, exit 0\n"                       \
 	"  -n, --no-inline-suppressions  ignore '# cordon: allow' comments (strict CI)\n"                       \
-	"  -r, --rule ID=LEVEL      change a rule's severity, or turn it off\n"                                \
+	"  -r, --rule ID=LEVEL      change a rule's severity, or turn it off (ID or name)\n"                 \
 	"  -o, --output FILE        write the report here instead of standard output\n"                        \
 	"  -I, --policy-dir DIR     look for seccomp profiles here first\n"                                    \
 	"  -e, --explain ID         print what rule ID checks, and exit\n"                                      \
 	"  -h, --help               this text\n\n"                                                             \
+	"Settings come from .cordonlint.yaml, found in the working directory or a\n"                        \
+	"parent up to the one holding .git (docs/lint.md); a flag beats the file.\n\n"                     \
 	"Suppress one finding with a reason on its line or the line before:\n"                                 \
 	"  # cordon: allow CDN301 [until YYYY-MM-DD] -- why this is acceptable\n\n"                            \
 	"Exit: 0 clean, 1 findings at or above the fail level, 2 usage error,\n"                               \
 	"unreadable input, or input that does not compile.\n"
 
-#define EXPLAIN_SYNOPSIS "ID | --all [--markdown]"
+#define EXPLAIN_SYNOPSIS "ID|NAME | --all [--markdown]"
 #define EXPLAIN_HELP                                                                                          \
 	"Print what a lint rule checks, why it matters and how to fix it.\n\n"                                 \
 	"  -a, --all        every rule\n"                                                                      \

@@ -84,3 +84,16 @@ void lint_explain_markdown(FILE *out)
 		fprintf(out, "%s\n\n**Why it matters.** %s\n\n**How to fix.** %s\n", r->explain, r->rationale, r->hint);
 	}
 }
+
+const char *lint_rule_suggest(const char *word)
+{
+	const char *words[512];
+	size_t n, i, k = 0;
+	const struct lint_rule *cat = lint_catalogue(&n);
+
+	for (i = 0; i < n && k + 2 <= sizeof(words) / sizeof(words[0]); i++) {
+		words[k++] = cat[i].id;
+		words[k++] = cat[i].name;
+	}
+	return suggest_nearest(word, words, k);
+}

@@ -147,15 +147,17 @@ static void pos_of_loc(const struct ast_loc *loc, struct lint_pos *pos)
 
 /* --- findings ------------------------------------------------------------- */
 
-static enum lint_sev effective_sev(const struct lint_ctx *c, const struct lint_rule *r)
+enum lint_sev lint_rule_sev(const struct lint_options *opt, const struct lint_rule *r)
 {
 	size_t i;
 	enum lint_sev s = r->sev;
 
-	if (c->opt != NULL)
-		for (i = 0; i < c->opt->noverrides; i++)
-			if (strcmp(c->opt->overrides[i].id, r->id) == 0)
-				s = c->opt->overrides[i].sev;
+	/* The last override of a rule wins: a flag given after a config file's
+	 * level for the same rule replaces it. */
+	if (opt != NULL)
+		for (i = 0; i < opt->noverrides; i++)
+			if (strcmp(opt->overrides[i].id, r->id) == 0)
+				s = opt->overrides[i].sev;
 	return s;
 }
 
@@ -163,7 +165,7 @@ static void report_v(struct lint_ctx *c, const struct lint_rule *r, const struct
 		     const char *fmt, va_list ap)
 {
 	struct lint_finding *f;
-	enum lint_sev sev = effective_sev(c, r);
+	enum lint_sev sev = lint_rule_sev(c->opt, r);
 
 	if (sev == LINT_OFF)
 		return;
@@ -532,7 +534,7 @@ int lint_run(struct lint_ctx *c, const struct lint_options *opt, const struct sr
 
 	cat = lint_catalogue(&ncat);
 	for (i = 0; i < ncat; i++)
-		if (cat[i].check != NULL && effective_sev(c, &cat[i]) != LINT_OFF)
+		if (cat[i].check != NULL && lint_rule_sev(c->opt, &cat[i]) != LINT_OFF)
 			cat[i].check(c, &cat[i]);
 	if (!opt->no_inline_suppressions)
 		lint_suppress(c);

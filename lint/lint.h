@@ -51,7 +51,10 @@ struct lint_rule {
 
 /* The catalogue, sorted by id. */
 const struct lint_rule *lint_catalogue(size_t *n);
+/* By id (any case) or by name ("container-runtime-socket"). */
 const struct lint_rule *lint_rule_find(const char *id);
+/* The id or name nearest to word, for "did you mean", or NULL (explain.c). */
+const char *lint_rule_suggest(const char *word);
 const char *lint_sev_name(enum lint_sev s); /* "error", "warning", "note", "off" */
 int lint_sev_parse(const char *s, enum lint_sev *out); /* 0, or -1 */
 
@@ -115,6 +118,9 @@ struct lint_ctx {
 	size_t n, cap;
 	int oom; /* a finding could not be stored: the run must fail */
 };
+
+/* A rule's severity after the overrides (LINT_OFF: it does not run). */
+enum lint_sev lint_rule_sev(const struct lint_options *opt, const struct lint_rule *r);
 
 /*
  * Compile the inputs and run every rule that is not turned off.  Returns 0

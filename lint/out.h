@@ -27,10 +27,22 @@ struct lint_summary {
 
 void lint_summarise(const struct lint_ctx *c, enum lint_sev fail_level, struct lint_summary *s);
 
-void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
-/* 0, or -1 when memory ran out (nothing useful was written then). */
+/* color: ANSI colours on the location, severity, caret and hint. */
+void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summary *s, int color);
+/* 0, or -1 when memory ran out or the stream failed (nothing useful was
+ * written then). */
 int lint_print_json(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
 int lint_print_sarif(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
+/* The formats CI systems read natively (docs/lint.md, "Output formats"). */
+int lint_print_junit(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
+int lint_print_checkstyle(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
+int lint_print_github(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
+int lint_print_gitlab(FILE *out, const struct lint_ctx *c, const struct lint_summary *s);
+
+/* s as XML text or attribute value (out_xml.c). */
+void lint_xml_put(FILE *out, const char *s);
+/* The finding's file as CI systems want it: as given, without "./". */
+const char *lint_finding_path(const struct lint_finding *f);
 
 /* Print root (pretty) and a newline to out, then free root.  0, or -1
  * when memory ran out. */

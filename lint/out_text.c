@@ -2,18 +2,64 @@
 /*
  * out_text.c - findings for people: the compiler's diagnostic form
  * (file:line:col: severity: message [ID], the source line, a caret) and a
- * hint line, then one summary line.
+ * hint line, then one summary line.  With colour, the location is bold,
+ * the severity red, yellow or cyan, the caret green: the same layout,
+ * escape sequences added around parts of it and nothing else.
  */
 #include <string.h>
 
 #include "lint/out.h"
+
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+#define GREEN "\033[32m"
+#define CYAN "\033[36m"
 
 static enum diag_sev to_diag(enum lint_sev s)
 {
 	return s == LINT_ERROR ? DIAG_ERROR : s == LINT_WARNING ? DIAG_WARNING : DIAG_NOTE;
 }
 
-void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summary *s)
+static const char *sev_color(enum lint_sev s)
+{
+	return s == LINT_ERROR ? "\033[1;31m" : s == LINT_WARNING ? "\033[1;33m" : "\033[1;36m";
+}
+
+/* Copy one diagnostic as diags_print() wrote it (header, source line,
+ * caret line) to out with colours.  The header's severity word is found
+ * as ": WORD: " after the location, which diags_print() writes first. */
+static void put_colored(FILE *out, const char *text, enum lint_sev sev)
+{
+	char word[16];
+	const char *nl = strchr(text, '\n'), *at;
+	size_t hdr = nl != NULL ? (size_t)(nl - text) : strlen(text);
+
+	snprintf(word, sizeof(word), ": %s: ", lint_sev_name(sev));
+	at = strstr(text, word);
+	if (at == NULL || at > text + hdr) {
+		fputs(text, out);
+		return;
+	}
+	fprintf(out, BOLD "%.*s:" RESET " %s%s:" RESET " %.*s\n", (int)(at - text), text, sev_color(sev),
+		lint_sev_name(sev), (int)(text + hdr - (at + strlen(word))), at + strlen(word));
+	if (nl == NULL)
+		return;
+	text = nl + 1;
+	/* The quoted line as it is; the caret line in green. */
+	if ((nl = strchr(text, '\n')) == NULL) {
+		fputs(text, out);
+		return;
+	}
+	fprintf(out, "%.*s\n", (int)(nl - text), text);
+	text = nl + 1;
+	if ((nl = strchr(text, '\n')) != NULL) {
+		fprintf(out, GREEN "%.*s" RESET "\n", (int)(nl - text), text);
+		text = nl + 1;
+	}
+	fputs(text, out);
+}
+
+void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summary *s, int color)
 {
 	size_t i;
 
@@ -21,7 +67,9 @@ void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summ
 		const struct lint_finding *f = &c->v[i];
 		struct diag g;
 		struct diags one;
-		char *msg = NULL;
+		char *msg = NULL, *buf = NULL;
+		size_t len = 0;
+		FILE *m = NULL;
 
 		if (f->state != LINT_ACTIVE)
 			continue;
@@ -38,8 +86,16 @@ void lint_print_text(FILE *out, const struct lint_ctx *c, const struct lint_summ
 		g.msg = msg;
 		one.v = &g;
 		one.n = 1;
-		diags_print(&one, out);
-		fprintf(out, "    hint: %s\n", f->rule->hint);
+		if (color && (m = open_memstream(&buf, &len)) != NULL) {
+			diags_print(&one, m);
+			if (fclose(m) == 0)
+				put_colored(out, buf, f->sev);
+			free(buf);
+			fprintf(out, "    " CYAN "hint:" RESET " %s\n", f->rule->hint);
+		} else {
+			diags_print(&one, out);
+			fprintf(out, "    hint: %s\n", f->rule->hint);
+		}
 		free(msg);
 	}
 	fprintf(out, "cordonc lint: %zu error%s, %zu warning%s, %zu note%s", s->count[LINT_ERROR],
