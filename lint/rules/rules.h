@@ -44,10 +44,19 @@ void rule_tool_no_replay(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_unbounded_param(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_no_roles(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_wildcard_role(struct lint_ctx *c, const struct lint_rule *r);
-void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_unlisted(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_unbudgeted(struct lint_ctx *c, const struct lint_rule *r);
+/* tool_exec.c */
+void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_exec_shell(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_exec_host_writable(struct lint_ctx *c, const struct lint_rule *r);
+/* constraints.c */
+void rule_constraint_unsatisfiable(struct lint_ctx *c, const struct lint_rule *r);
+void rule_constraint_always_true(struct lint_ctx *c, const struct lint_rule *r);
+void rule_constraint_unguarded_optional(struct lint_ctx *c, const struct lint_rule *r);
 
 /* env_secrets.c, for tests: 1 when an environment name reads as a secret
  * (whole words, benign names excepted); the kind of secret a value looks
