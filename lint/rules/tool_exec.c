@@ -90,14 +90,45 @@ static const char *exec_code_path(const char *arg, int is_code)
 	return p;
 }
 
+/* The option that makes interpreter base take its program from the next
+ * argument (or this one), or NULL.  Options are read up to the first
+ * operand: after a script, arguments are the script's. */
+static const char *inline_flag(const char *base, const struct ynode *ex, size_t first)
+{
+	size_t i, j;
+
+	for (i = 0; i < sizeof(inline_code) / sizeof(inline_code[0]); i++) {
+		if (!name_is(base, inline_code[i].name))
+			continue;
+		for (j = first; j < ex->n && ex->vals[j]->kind == YN_SCALAR; j++) {
+			const char *a = ex->vals[j]->str;
+			size_t n = strlen(a);
+
+			if (inline_code[i].longopt != NULL &&
+			    (strcmp(a, inline_code[i].longopt) == 0 ||
+			     (strncmp(a, inline_code[i].longopt, strlen(inline_code[i].longopt)) == 0 &&
+			      a[strlen(inline_code[i].longopt)] == '=')))
+				return a;
+			if (a[0] != '-')
+				return NULL;
+			/* A cluster of short options ending in the flag: -c, -Sc, -ne. */
+			if (n >= 2 && a[1] != '-' && strchr(inline_code[i].flags, a[n - 1]) != NULL &&
+			    inline_code[i].flags[0] != '\0')
+				return a;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
 typedef void (*exec_fn)(void *arg, const char *tool, const struct ynode *at, size_t j, const char *path);
 
 /* Calls fn for each argument of ex that names code, with that path. */
 static void exec_walk(const struct ynode *ex, const char *tool, exec_fn fn, void *arg)
 {
-	int operand_is_code = ex->n > 0 && ex->vals[0]->kind == YN_SCALAR &&
-			      in_list(base_of(ex->vals[0]->str), interpreters, sizeof(interpreters) / sizeof(interpreters[0]));
-	const char *path;
+	const char *base = ex->n > 0 && ex->vals[0]->kind == YN_SCALAR ? base_of(ex->vals[0]->str) : "";
+	int operand_is_code = in_list(base, interpreters, sizeof(interpreters) / sizeof(interpreters[0]));
+	const char *path, *inline_opt = inline_flag(base, ex, 1);
 	size_t j;
 
 	for (j = 0; j < ex->n; j++) {
@@ -106,8 +137,9 @@ static void exec_walk(const struct ynode *ex, const char *tool, exec_fn fn, void
 
 		if (a->kind != YN_SCALAR)
 			continue;
-		/* python3 -m MODULE, sh -c TEXT: no file to judge. */
-		if (operand_is_code && (!strcmp(a->str, "-m") || !strcmp(a->str, "-c") || !strcmp(a->str, "-e")))
+		/* python3 -m MODULE, sh -c TEXT, perl -ne TEXT: no file to judge. */
+		if (operand_is_code && (!strcmp(a->str, "-m") || !strcmp(a->str, "-c") || !strcmp(a->str, "-e") ||
+					a->str == inline_opt))
 			operand_is_code = 0;
 		if (j > 0 && operand_is_code && a->str[0] != '-') {
 			is_code = 1; /* the interpreter's program; later operands are its arguments */
@@ -210,37 +242,6 @@ void rule_tool_exec_host_writable(struct lint_ctx *c, const struct lint_rule *r)
 }
 
 /* --- CDN714: a shell, or code given as a string -------------------------- */
-
-/* The option that makes interpreter base take its program from the next
- * argument (or this one), or NULL.  Options are read up to the first
- * operand: after a script, arguments are the script's. */
-static const char *inline_flag(const char *base, const struct ynode *ex, size_t first)
-{
-	size_t i, j;
-
-	for (i = 0; i < sizeof(inline_code) / sizeof(inline_code[0]); i++) {
-		if (!name_is(base, inline_code[i].name))
-			continue;
-		for (j = first; j < ex->n && ex->vals[j]->kind == YN_SCALAR; j++) {
-			const char *a = ex->vals[j]->str;
-			size_t n = strlen(a);
-
-			if (inline_code[i].longopt != NULL &&
-			    (strcmp(a, inline_code[i].longopt) == 0 ||
-			     (strncmp(a, inline_code[i].longopt, strlen(inline_code[i].longopt)) == 0 &&
-			      a[strlen(inline_code[i].longopt)] == '=')))
-				return a;
-			if (a[0] != '-')
-				return NULL;
-			/* A cluster of short options ending in the flag: -c, -Sc, -ne. */
-			if (n >= 2 && a[1] != '-' && strchr(inline_code[i].flags, a[n - 1]) != NULL &&
-			    inline_code[i].flags[0] != '\0')
-				return a;
-		}
-		return NULL;
-	}
-	return NULL;
-}
 
 void rule_tool_exec_shell(struct lint_ctx *c, const struct lint_rule *r)
 {
