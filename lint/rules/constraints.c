@@ -25,10 +25,10 @@
 
 #include "lint/rules/rules.h"
 
-/* Outcomes of a boolean sub-expression. */
-#define O_T 1u /* true */
-#define O_F 2u /* false */
-#define O_E 4u /* a read of an absent parameter: the call is denied */
+/* Outcomes of a boolean sub-expression (rules.h's CONSTRAINT_O_*). */
+#define O_T CONSTRAINT_O_TRUE
+#define O_F CONSTRAINT_O_FALSE
+#define O_E CONSTRAINT_O_ABSENT
 
 /* Longest piece of a constraint quoted in a message. */
 #define SNIPPET_MAX 80
@@ -424,6 +424,14 @@ static unsigned eval(struct ctool *t, const struct ast_node *n, const struct cen
 	default:
 		return O_T | O_F | O_E;
 	}
+}
+
+unsigned constraint_outcomes(const struct cpol_param *params, uint32_t nparams, const struct ast_node *expr)
+{
+	struct ctool t = { params, nparams, NULL, NULL, NULL, "", 0, 0 };
+	struct cenv env = { 0, 0 };
+
+	return eval(&t, expr, &env);
 }
 
 /* --- where and why ---------------------------------------------------------- */

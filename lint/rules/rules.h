@@ -65,4 +65,12 @@ int secret_name_like(const char *name);
 const char *secret_value_kind(const char *v);
 double secret_entropy(const char *v, size_t len);
 
+/* constraints.c, for tests: the outcomes a constraint can have over every
+ * call whose top-level params (params[0..nparams), sorted by name) pass
+ * the signature check: true, false, a read of an absent parameter. */
+#define CONSTRAINT_O_TRUE 1u
+#define CONSTRAINT_O_FALSE 2u
+#define CONSTRAINT_O_ABSENT 4u
+unsigned constraint_outcomes(const struct cpol_param *params, uint32_t nparams, const struct ast_node *expr);
+
 #endif
