@@ -6,7 +6,9 @@
 # (the compiler already refuses an unsafe exec[0]), and each finding has a
 # control: the same tree put right lints clean.
 #
-# Needs root (files are given to cordon-test, the ordinary user).  The tree
+# Needs root (files are given to cordon-test, the ordinary user); the last
+# part lints as cordon-test, whose own program the compiler accepts and lint
+# does not.  The tree
 # lives under /run, a root-owned 0755 directory on every Debian host: /tmp
 # (sticky, world-writable) above it would be a finding itself, and so would
 # a checkout that belongs to an ordinary user.
@@ -85,3 +87,24 @@ chmod 775 "$W/lib"
 lint_expect 1 "$W/lib/missing.py: on this host $W/lib is writable by its group (mode 0775)"
 chmod 755 "$W/lib"
 pass "a path missing here is judged by the directories that exist"
+
+# Rootless: the compiler trusts the compiling user with exec[0] (the
+# supervisor will run as that user), lint trusts only root and the cordon
+# service account.  As cordon-test, a program cordon-test owns compiles and
+# is still a finding; as root the compile itself refuses it.
+case $modes in *rootless*) ;; *) pass "rootless part skipped"; exit 0 ;; esac
+mkdir -m 755 "$W/rl"
+printf '#!/bin/sh\necho "{}"\n' >"$W/rl/tool"
+chmod 755 "$W/rl/tool"
+chown cordon-test "$W/rl/tool"
+cp "$T/app.yaml" "$W/rl/app.yaml"
+inventory "$W/rl/tool"
+sed 's|exec: \[/usr/bin/python3, \(.*\)\]|exec: [\1]|' "$T/tools.yaml" >"$W/rl/tools.yaml"
+chmod 644 "$W/rl/app.yaml" "$W/rl/tools.yaml"
+setpriv --reuid=cordon-test --regid=cordon-test --clear-groups \
+	"$CORDONC" lint "$W/rl/app.yaml" "$W/rl/tools.yaml" >"$_out" 2>"$_err"
+[ $? -eq 1 ] || die "lint as cordon-test did not report"
+expect_out "tools.yaml:6:12: error: tool t.run runs $W/rl/tool: on this host $W/rl/tool is owned by uid $(id -u cordon-test)"
+expect_rc 2 "$CORDONC" lint "$W/rl/app.yaml" "$W/rl/tools.yaml"
+expect_err "may be replaced by someone other than root"
+pass "rootless: the linting user's own program is a finding, though it compiles"
