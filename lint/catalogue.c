@@ -66,18 +66,22 @@ static const struct lint_rule catalogue[] = {
 	  "network. A descriptor headed for release must not carry it.",
 	  rule_mode_local },
 	{ "CDN203", "uid-host-account", "The executor's uid is an account on this host", LINT_NOTE, "3.0",
-	  "Pick a uid that no host account uses, so the executor owns nothing outside the sandbox",
+	  "Pick a uid that no host account uses, so the number names nobody on the host",
 	  "Looks up `execution.executor.uid` in the account database of the host that runs lint "
 	  "(getpwuid). When an account has that uid, the finding names it. The answer depends on the host: "
-	  "lint on the machine that will run the policy, or on one set up like it.",
-	  "Run as root, cordon maps the executor's uid to the same host uid, so the sandboxed program owns "
-	  "that account's files in any mount it can write.",
+	  "lint on the machine that will run the policy, or on one set up like it. Since host ids are "
+	  "leased per run (docs/runtime.md, \"Host identity\"), the number is the executor's inside the "
+	  "sandbox only: as root it runs as a leased host id that no account has, rootless as the caller. "
+	  "That is why this stays a note.",
+	  "Files in the sandbox's mounts and the names its programs see are read by the number: one that "
+	  "is also a host account's is easy to mistake for that account in logs, listings and reviews.",
 	  rule_uid_host_account },
 	{ "CDN204", "gid-host-group", "The executor's gid is a group on this host", LINT_NOTE, "2.0",
 	  "Pick a gid that no host group uses",
 	  "Looks up `execution.executor.gid` in the group database of the host that runs lint (getgrgid). "
-	  "The answer depends on the host, as for CDN203.",
-	  "The executor gets that group's access to group-owned files in its mounts.",
+	  "The answer depends on the host, as for CDN203; as there, the gid maps to a leased host id (as "
+	  "root) or the caller's gid (rootless), not to this group.",
+	  "A gid that is also a host group's is easy to mistake for that group's access in reviews.",
 	  rule_gid_host_group },
 	{ "CDN301", "writable-host-mount", "A host directory is mounted writable", LINT_WARNING, "6.0",
 	  "Drop rw: true and write results under /workspace/out, or use a tmpfs for scratch space",
