@@ -610,12 +610,11 @@ static void constraints_each(struct lint_ctx *c, const struct lint_rule *r, cons
 	diags_free(&scratch);
 }
 
-/* CDN709 (never true) and CDN710 (always true) share this; which one a
- * check reports is its rule's id. */
-static void judge_outcome(struct lint_ctx *c, const struct lint_rule *r, struct ctool *t, const struct ast_node *expr)
+/* CDN709 (want_true 0: never true) and CDN710 (1: always true). */
+static void judge_outcome(struct lint_ctx *c, const struct lint_rule *r, struct ctool *t, const struct ast_node *expr,
+			  int want_true)
 {
 	struct cenv env = { 0, 0 };
-	int want_true = strcmp(r->id, "CDN710") == 0;
 	const struct ast_node *n;
 	unsigned o = eval(t, expr, &env);
 	struct lint_pos pos;
@@ -642,14 +641,24 @@ static void judge_outcome(struct lint_ctx *c, const struct lint_rule *r, struct 
 			bounds[0] ? bounds : "no parameters");
 }
 
+static void judge_never(struct lint_ctx *c, const struct lint_rule *r, struct ctool *t, const struct ast_node *expr)
+{
+	judge_outcome(c, r, t, expr, 0);
+}
+
+static void judge_always(struct lint_ctx *c, const struct lint_rule *r, struct ctool *t, const struct ast_node *expr)
+{
+	judge_outcome(c, r, t, expr, 1);
+}
+
 void rule_constraint_unsatisfiable(struct lint_ctx *c, const struct lint_rule *r)
 {
-	constraints_each(c, r, judge_outcome);
+	constraints_each(c, r, judge_never);
 }
 
 void rule_constraint_always_true(struct lint_ctx *c, const struct lint_rule *r)
 {
-	constraints_each(c, r, judge_outcome);
+	constraints_each(c, r, judge_always);
 }
 
 static void judge_reads(struct lint_ctx *c, const struct lint_rule *r, struct ctool *t, const struct ast_node *expr)
