@@ -67,18 +67,22 @@ static const struct lint_rule catalogue[] = {
 	  "network. A descriptor headed for release must not carry it.",
 	  rule_mode_local },
 	{ "CDN203", "uid-host-account", "The executor's uid is an account on this host", LINT_NOTE, "3.0",
-	  "Pick a uid that no host account uses, so the executor owns nothing outside the sandbox",
+	  "Pick a uid that no host account uses, so the number names nobody on the host",
 	  "Looks up `execution.executor.uid` in the account database of the host that runs lint "
 	  "(getpwuid). When an account has that uid, the finding names it. The answer depends on the host: "
-	  "lint on the machine that will run the policy, or on one set up like it.",
-	  "Run as root, cordon maps the executor's uid to the same host uid, so the sandboxed program owns "
-	  "that account's files in any mount it can write.",
+	  "lint on the machine that will run the policy, or on one set up like it. Since host ids are "
+	  "leased per run (docs/runtime.md, \"Host identity\"), the number is the executor's inside the "
+	  "sandbox only: as root it runs as a leased host id that no account has, rootless as the caller. "
+	  "That is why this stays a note.",
+	  "Files in the sandbox's mounts and the names its programs see are read by the number: one that "
+	  "is also a host account's is easy to mistake for that account in logs, listings and reviews.",
 	  rule_uid_host_account },
 	{ "CDN204", "gid-host-group", "The executor's gid is a group on this host", LINT_NOTE, "2.0",
 	  "Pick a gid that no host group uses",
 	  "Looks up `execution.executor.gid` in the group database of the host that runs lint (getgrgid). "
-	  "The answer depends on the host, as for CDN203.",
-	  "The executor gets that group's access to group-owned files in its mounts.",
+	  "The answer depends on the host, as for CDN203; as there, the gid maps to a leased host id (as "
+	  "root) or the caller's gid (rootless), not to this group.",
+	  "A gid that is also a host group's is easy to mistake for that group's access in reviews.",
 	  rule_gid_host_group },
 	{ "CDN301", "writable-host-mount", "A host directory is mounted writable", LINT_WARNING, "6.0",
 	  "Drop rw: true and write results under /workspace/out, or use a tmpfs for scratch space",
@@ -311,6 +315,86 @@ static const struct lint_rule catalogue[] = {
 	  "A tool runs code on the sandbox's behalf with the sandbox's chosen parameters; a bug in it "
 	  "run as root is a host compromise, the same bug run as an unprivileged user is not.",
 	  rule_tool_run_as_supervisor },
+	{ "CDN709", "constraint-unsatisfiable", "A tool constraint can never hold", LINT_ERROR, "4.0",
+	  "Fix the constraint or the parameter's bounds: as written, every call of the tool is denied",
+	  "Judges each of a tool's `constraints` against the bounds the bridge enforces before it runs them "
+	  "(`min`/`max`, `min_length`/`max_length`, `max_items`, `enum`, `required`). Every comparison of "
+	  "a parameter or `len()` with a literal, another parameter or `len()` is judged on intervals; `==`, "
+	  "`!=`, `in`, `starts_with` and `ends_with` on a string with an `enum` or length bounds by its "
+	  "possible values. `&&`, `||` and `!` are followed at any depth, with `has(p)` guards: "
+	  "`has(p) && E` and `!has(p) || E` judge `E` with `p` given. Fires when no call the signature "
+	  "accepts can make the constraint true: `amount > 500` with `max: 100`, `len(to) < 2` with "
+	  "`min_length: 3`, `priority == \"urgent\"` with `enum: [low, high]`. The finding points at the "
+	  "smallest part that decides (one side of an `&&`). The analysis is sound, not complete: each "
+	  "comparison is judged alone, so `x > 7 && x < 5` over an unbounded `x` is not found, while a "
+	  "constraint that some call can satisfy is never reported.",
+	  "A constraint that cannot hold turns a tool off without saying so: every call is denied as "
+	  "`tool_denied`, usually because a bound and a constraint were edited apart.",
+	  rule_constraint_unsatisfiable },
+	{ "CDN710", "constraint-always-true", "A tool constraint always holds (dead constraint)", LINT_WARNING, "2.0",
+	  "Tighten the constraint to what it was meant to restrict, or remove it",
+	  "The same analysis as CDN709; fires when every call the signature accepts makes the constraint "
+	  "true: `amount <= 1000` with `max: 100`, `has(to)` with `to` required, `priority in [...]` "
+	  "listing the whole `enum`. A constraint that reads an optional parameter without `has()` is not "
+	  "dead: it denies calls that leave the parameter out (CDN711).",
+	  "A reviewer reads a constraint as a restriction; one that never denies anything restricts "
+	  "nothing, and often means the bound it was meant to mirror was changed.",
+	  rule_constraint_always_true },
+	{ "CDN711", "constraint-unguarded-optional", "A constraint reads an optional parameter without has()",
+	  LINT_WARNING, "2.0",
+	  "Guard the read: !has(p) || ... to allow calls without p, has(p) && ... to require it",
+	  "Fires for each parameter that is not `required` and that a constraint reads (compares, measures "
+	  "with `len()`, tests with `starts_with`...) where the constraint does not already know it is "
+	  "given: on the right of `has(p) &&` or `!has(p) ||`, at any depth. The finding points at the "
+	  "first such read. Reading an absent parameter makes the constraint fail and the call is denied "
+	  "(docs/constraints.md), so the unguarded read silently makes the parameter required.",
+	  "The signature says the parameter may be left out, and the constraint says it may not: the "
+	  "model reads the first, the bridge enforces the second, and calls fail in ways neither explains.",
+	  rule_constraint_unguarded_optional },
+	{ "CDN712", "tool-unlisted", "No agent lists the tool", LINT_WARNING, "3.0",
+	  "List the tool for the agent that needs it, or remove it from the inventory",
+	  "Fires on each tool that no agent in the descriptor's `agents` lists. Skipped when the "
+	  "descriptor has no agents (then it does not say who calls what). CDN707 adds one finding for "
+	  "each secret such a tool takes.",
+	  "A tool no agent may call is authority compiled into the policy for nobody: dead today, and "
+	  "one line in an agent's list away from being live without review of the tool itself.",
+	  rule_tool_unlisted },
+	{ "CDN713", "side-effect-without-budget", "A side-effect tool has no call budget", LINT_WARNING, "4.0",
+	  "Add max_calls (per execution) or max_calls_per_day (per tenant, user and day, in the ledger)",
+	  "Fires on a tool with `side_effect: true` and neither `max_calls` nor `max_calls_per_day` "
+	  "(docs/tools.md; the daily budget is counted in the ledger, docs/ledger.md).",
+	  "Generated code loops. A tool that sends, pays or deletes should run a bounded number of times "
+	  "per run and per day, not as often as a loop can call it before the timeout.",
+	  rule_tool_unbudgeted },
+	{ "CDN714", "tool-exec-shell", "A tool runs a shell, or code given as a string", LINT_WARNING, "5.0",
+	  "Put the tool's code in a file (/usr/local/libexec/...) and run it directly or with its interpreter",
+	  "Fires when a tool's program (`exec[0]`, or the program after `env` and its options) is a shell "
+	  "(sh, bash, dash, zsh, ksh, mksh, ash, yash, fish, csh, tcsh, or busybox running one of them), "
+	  "with or without `-c`; or an interpreter given its program as a string: python -c, perl -e/-E, "
+	  "ruby -e, node -e/-p/--eval, php -r, lua -e, Rscript -e, deno eval (also at the end of a cluster "
+	  "such as `-Sc` or `-ne`), before the first operand. `python3 /opt/tools/x.py` is not flagged: "
+	  "after a script, arguments are the script's.",
+	  "Code written as a string in the inventory is reviewed as configuration, not as code, and a "
+	  "shell re-parses whatever reaches it: a parameter passed through a shell is one quoting mistake "
+	  "from running as a command on the trusted side, with the tool's secrets.",
+	  rule_tool_exec_shell },
+	{ "CDN715", "tool-exec-host-writable", "On this host, others may change a tool's code", LINT_ERROR, "8.0",
+	  "Make the file and every directory above it owned by root and writable by nobody else "
+	  "(chown root:root, chmod go-w)",
+	  "Walks each path CDN705 reads as code (the program, an interpreter's script, an argument naming "
+	  "a script) on the host that runs lint, one component at a time with lstat, following symlinks "
+	  "to their targets and checking those too, as the supervisor does for `exec[0]` before each call "
+	  "(common/tool_path.c). Fires when the file or a directory on the way is owned by an ordinary "
+	  "user, or is writable by its group or by others, sticky bit or not (anyone may create a name in "
+	  "a sticky directory). Ordinary means anyone but root and the account named `cordon` (the service "
+	  "account, when the host has one): system accounts count as ordinary too. The compiler already "
+	  "refuses an unsafe `exec[0]` by the same walk but trusts the compiling user as well; this rule "
+	  "does not, and it also judges scripts, which the supervisor does not check. A path that does "
+	  "not exist on this host is not reported, but the existing directories above it are judged. The "
+	  "answer depends on the host: lint where the tools are installed.",
+	  "Tools run on the trusted side with their secrets. A file that an ordinary user can replace, "
+	  "or that lies in a directory they can write, is code they can run with those secrets.",
+	  rule_tool_exec_host_writable },
 };
 
 const struct lint_rule *lint_catalogue(size_t *n)

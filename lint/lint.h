@@ -51,6 +51,8 @@ struct lint_rule {
 
 /* The catalogue, sorted by id. */
 const struct lint_rule *lint_catalogue(size_t *n);
+/* Recorded in compiled blobs with their verdict (catalogue_version.c). */
+const char *lint_catalogue_version(void);
 /* By id (any case) or by name ("container-runtime-socket"). */
 const struct lint_rule *lint_rule_find(const char *id);
 /* The id or name nearest to word, for "did you mean", or NULL (explain.c). */

@@ -201,6 +201,9 @@ int lint_print_sarif(FILE *out, const struct lint_ctx *c, const struct lint_summ
 	driver = cJSON_AddObjectToObject(tool, "driver");
 	cJSON_AddStringToObject(driver, "name", "cordonc");
 	cJSON_AddStringToObject(driver, "semanticVersion", CORDON_VERSION);
+	/* Which rules a rule id meant: compiled blobs record the same number. */
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(driver, "properties"), "catalogueVersion",
+				lint_catalogue_version());
 	rules = cJSON_AddArrayToObject(driver, "rules");
 	cat = lint_catalogue(&ncat);
 	for (i = 0; i < ncat; i++)

@@ -45,10 +45,19 @@ void rule_tool_no_replay(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_unbounded_param(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_no_roles(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_wildcard_role(struct lint_ctx *c, const struct lint_rule *r);
-void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r);
 void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_unlisted(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_unbudgeted(struct lint_ctx *c, const struct lint_rule *r);
+/* tool_exec.c */
+void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_exec_shell(struct lint_ctx *c, const struct lint_rule *r);
+void rule_tool_exec_host_writable(struct lint_ctx *c, const struct lint_rule *r);
+/* constraints.c */
+void rule_constraint_unsatisfiable(struct lint_ctx *c, const struct lint_rule *r);
+void rule_constraint_always_true(struct lint_ctx *c, const struct lint_rule *r);
+void rule_constraint_unguarded_optional(struct lint_ctx *c, const struct lint_rule *r);
 
 /* env_secrets.c, for tests: 1 when an environment name reads as a secret
  * (whole words, benign names excepted); the kind of secret a value looks
@@ -56,5 +65,13 @@ void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r);
 int secret_name_like(const char *name);
 const char *secret_value_kind(const char *v);
 double secret_entropy(const char *v, size_t len);
+
+/* constraints.c, for tests: the outcomes a constraint can have over every
+ * call whose top-level params (params[0..nparams), sorted by name) pass
+ * the signature check: true, false, a read of an absent parameter. */
+#define CONSTRAINT_O_TRUE 1u
+#define CONSTRAINT_O_FALSE 2u
+#define CONSTRAINT_O_ABSENT 4u
+unsigned constraint_outcomes(const struct cpol_param *params, uint32_t nparams, const struct ast_node *expr);
 
 #endif

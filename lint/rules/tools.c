@@ -18,6 +18,21 @@ static const struct ynode *tool_id_node(const struct ynode *tool)
 	return tool != NULL ? ymap_get(tool, "id") : NULL;
 }
 
+/* Where a finding about one whole tool points: the value of key in the
+ * tool's mapping, or its id when the key is not written (a default);
+ * *f gets the inventory, subject the fingerprint's "tool:ID".  *written
+ * (when not NULL) says which. */
+static const struct ynode *tool_at(struct lint_ctx *c, const char *id, const char *key, const struct src_file **f,
+				   char *subject, size_t n, int *written)
+{
+	const struct ynode *tn = lint_tool_node(c, id, f), *at = tn && key ? ymap_get(tn, key) : NULL;
+
+	snprintf(subject, n, "tool:%s", id);
+	if (written != NULL)
+		*written = at != NULL;
+	return at ? at : tool_id_node(tn);
+}
+
 void rule_tool_no_replay(struct lint_ctx *c, const struct lint_rule *r)
 {
 	const struct src_file *f;
@@ -26,13 +41,12 @@ void rule_tool_no_replay(struct lint_ctx *c, const struct lint_rule *r)
 
 	for (i = 0; i < c->p.ntools; i++) {
 		const struct cpol_tool *t = &c->p.tools[i];
-		const struct ynode *tn;
+		const struct ynode *at;
 
 		if (!(t->flags & CPOL_TOOL_F_SIDE_EFFECT) || (t->flags & CPOL_TOOL_F_REPLAY))
 			continue;
-		tn = lint_tool_node(c, t->id, &f);
-		snprintf(subject, sizeof(subject), "tool:%s", t->id);
-		lint_report(c, r, f, tn ? ymap_get(tn, "replay") : NULL, subject,
+		at = tool_at(c, t->id, "replay", &f, subject, sizeof(subject), NULL);
+		lint_report(c, r, f, at, subject,
 			    "tool %s has side effects and replay: false: a retried call runs twice", t->id);
 	}
 }
@@ -151,101 +165,6 @@ void rule_tool_wildcard_role(struct lint_ctx *c, const struct lint_rule *r)
 	}
 }
 
-/* Host directories the sandboxed program, or any local user, can write:
- * a tool implementation there can be replaced by the code it serves. */
-static const char *const writable_dirs[] = { "/workspace", "/tmp", "/var/tmp", "/dev/shm", "/supervisor-socket" };
-
-/* Interpreters whose first operand is the program they run. */
-static const char *const interpreters[] = { "python", "python3", "sh", "bash", "dash", "node", "perl", "ruby" };
-
-static int is_script_name(const char *p)
-{
-	const char *dot = strrchr(p, '.');
-
-	return dot != NULL && (!strcmp(dot, ".py") || !strcmp(dot, ".sh") || !strcmp(dot, ".js") ||
-			       !strcmp(dot, ".rb") || !strcmp(dot, ".pl"));
-}
-
-/* What is wrong with exec argument arg as code to run, or NULL.  The
- * program (argv[0]) is code; so is the first operand after an
- * interpreter, and any argument or --opt=VALUE naming a script.  Other
- * arguments are data (an outbox directory, an address) and are left to
- * the tool's own review. */
-static const char *exec_problem(const char *arg, int is_code)
-{
-	const char *p = arg, *eq;
-	size_t i, len;
-
-	if (arg[0] == '-' && (eq = strchr(arg, '=')) != NULL)
-		p = eq + 1;
-	else if (arg[0] == '-')
-		return NULL;
-	if (p[0] == '\0' || strstr(p, "://") != NULL || (!is_code && !is_script_name(p)))
-		return NULL;
-	if (p[0] != '/')
-		return "a relative path, resolved against whatever directory the supervisor runs in";
-	for (i = 0; i < sizeof(writable_dirs) / sizeof(writable_dirs[0]); i++) {
-		len = strlen(writable_dirs[i]);
-		if (strncmp(p, writable_dirs[i], len) == 0 && (p[len] == '/' || p[len] == '\0'))
-			return strcmp(writable_dirs[i], "/workspace") == 0
-				       ? "under /workspace, which the sandboxed program writes"
-				       : "under a directory every local user can write";
-	}
-	return NULL;
-}
-
-static int is_interpreter(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	size_t i;
-
-	base = base ? base + 1 : path;
-	for (i = 0; i < sizeof(interpreters) / sizeof(interpreters[0]); i++)
-		if (strcmp(base, interpreters[i]) == 0 ||
-		    (strncmp(base, interpreters[i], strlen(interpreters[i])) == 0 &&
-		     strspn(base + strlen(interpreters[i]), "0123456789.") == strlen(base + strlen(interpreters[i]))))
-			return 1;
-	return 0;
-}
-
-void rule_tool_exec_writable(struct lint_ctx *c, const struct lint_rule *r)
-{
-	const struct src_file *f;
-	char subject[PATHBUF];
-	uint32_t i;
-	size_t j;
-
-	for (i = 0; i < c->p.ntools; i++) {
-		const struct cpol_tool *t = &c->p.tools[i];
-		const struct ynode *tn = lint_tool_node(c, t->id, &f);
-		const struct ynode *ex = tn ? ymap_get(tn, "exec") : NULL;
-
-		if (ex == NULL || ex->kind != YN_SEQ)
-			continue;
-		int operand_is_code = ex->n > 0 && ex->vals[0]->kind == YN_SCALAR && is_interpreter(ex->vals[0]->str);
-
-		for (j = 0; j < ex->n; j++) {
-			const struct ynode *a = ex->vals[j];
-			int is_code = j == 0;
-			const char *why;
-
-			if (a->kind != YN_SCALAR)
-				continue;
-			/* python3 -m MODULE, sh -c TEXT: no file to judge. */
-			if (operand_is_code && (!strcmp(a->str, "-m") || !strcmp(a->str, "-c") || !strcmp(a->str, "-e")))
-				operand_is_code = 0;
-			if (j > 0 && operand_is_code && a->str[0] != '-') {
-				is_code = 1; /* the interpreter's program; later operands are its arguments */
-				operand_is_code = 0;
-			}
-			if ((why = exec_problem(a->str, is_code)) == NULL)
-				continue;
-			snprintf(subject, sizeof(subject), "tool:%s:exec:%zu", t->id, j);
-			lint_report(c, r, f, a, subject, "tool %s runs %s: %s", t->id, a->str, why);
-		}
-	}
-}
-
 void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r)
 {
 	const struct src_file *f;
@@ -254,17 +173,15 @@ void rule_tool_timeout(struct lint_ctx *c, const struct lint_rule *r)
 
 	for (i = 0; i < c->p.ntools; i++) {
 		const struct cpol_tool *t = &c->p.tools[i];
-		const struct ynode *tn, *at;
+		const struct ynode *at;
+		int written;
 
 		if (t->timeout_ms <= c->p.limits.timeout_ms)
 			continue;
-		tn = lint_tool_node(c, t->id, &f);
-		at = tn ? ymap_get(tn, "timeout") : NULL;
-		snprintf(subject, sizeof(subject), "tool:%s", t->id);
-		lint_report(c, r, f, at ? at : tool_id_node(tn), subject,
-			    "tool %s may run %llums, longer than the whole execution (%llums)%s", t->id,
-			    (unsigned long long)t->timeout_ms, (unsigned long long)c->p.limits.timeout_ms,
-			    at ? "" : " (its default timeout)");
+		at = tool_at(c, t->id, "timeout", &f, subject, sizeof(subject), &written);
+		lint_report(c, r, f, at, subject, "tool %s may run %llums, longer than the whole execution (%llums)%s",
+			    t->id, (unsigned long long)t->timeout_ms, (unsigned long long)c->p.limits.timeout_ms,
+			    written ? "" : " (its default timeout)");
 	}
 }
 
@@ -277,6 +194,27 @@ static int tool_listed(const struct cpol_policy *p, uint32_t tool)
 			if (p->agents[a].tools[k] == tool)
 				return 1;
 	return 0;
+}
+
+void rule_tool_unlisted(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	/* Without agents the descriptor does not say who calls what. */
+	if (c->p.nagents == 0)
+		return;
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *at;
+
+		if (tool_listed(&c->p, i))
+			continue;
+		at = tool_at(c, t->id, NULL, &f, subject, sizeof(subject), NULL);
+		lint_report(c, r, f, at, subject,
+			    "tool %s is in the inventory, but no agent lists it: nobody may call it", t->id);
+	}
 }
 
 void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r)
@@ -309,6 +247,26 @@ void rule_tool_unused_secret(struct lint_ctx *c, const struct lint_rule *r)
 	}
 }
 
+void rule_tool_unbudgeted(struct lint_ctx *c, const struct lint_rule *r)
+{
+	const struct src_file *f;
+	char subject[128];
+	uint32_t i;
+
+	for (i = 0; i < c->p.ntools; i++) {
+		const struct cpol_tool *t = &c->p.tools[i];
+		const struct ynode *at;
+
+		if (!(t->flags & CPOL_TOOL_F_SIDE_EFFECT) || t->max_calls != 0 || t->max_calls_per_day != 0)
+			continue;
+		at = tool_at(c, t->id, "side_effect", &f, subject, sizeof(subject), NULL);
+		lint_report(c, r, f, at, subject,
+			    "tool %s has side effects and no budget: neither max_calls nor max_calls_per_day bounds how "
+			    "often one run may cause them",
+			    t->id);
+	}
+}
+
 void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r)
 {
 	const struct src_file *f;
@@ -317,14 +275,12 @@ void rule_tool_run_as_supervisor(struct lint_ctx *c, const struct lint_rule *r)
 
 	for (i = 0; i < c->p.ntools; i++) {
 		const struct cpol_tool *t = &c->p.tools[i];
-		const struct ynode *tn, *at;
+		const struct ynode *at;
 
 		if (t->run_as != CPOL_RUN_AS_SUPERVISOR)
 			continue;
-		tn = lint_tool_node(c, t->id, &f);
-		at = tn ? ymap_get(tn, "run_as") : NULL;
-		snprintf(subject, sizeof(subject), "tool:%s", t->id);
-		lint_report(c, r, f, at ? at : tool_id_node(tn), subject,
+		at = tool_at(c, t->id, "run_as", &f, subject, sizeof(subject), NULL);
+		lint_report(c, r, f, at, subject,
 			    "tool %s runs as the supervisor's own user: root with every capability when cordon runs as root",
 			    t->id);
 	}

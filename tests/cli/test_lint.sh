@@ -59,6 +59,8 @@ has uri '"app.yaml"' "$T/a.sarif" || die "SARIF uri is not the relative path"
 has startLine 22, "$T/a.sarif" && has startColumn 19, "$T/a.sarif" && has endColumn 39 "$T/a.sarif" ||
 	die "SARIF region of the socket mount"
 has security-severity '"9.8"' "$T/a.sarif" || die "SARIF security-severity"
+# The catalogue's version (lint/catalogue_version.c) rides in the driver.
+has catalogueVersion '"[0-9A-Za-z.-]+"' "$T/a.sarif" || die "SARIF lacks the catalogue version"
 ( cd "$L/cases/supp-multi" && "$CORDONC" lint $HOSTOFF -f sarif app.yaml ../../base/tools.yaml >"$T/s.sarif" )
 python3 "$L/check_sarif.py" "$SCHEMA" "$T/s.sarif" 3 || die "SARIF with suppressions"
 has justification '"builder, SEC-12"' "$T/s.sarif" || die "SARIF suppression justification"
