@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <sodium.h>
@@ -28,6 +29,7 @@
 #include "cordon/blob.h"
 #include "cordon/keys.h"
 #include "lint/cli.h"
+#include "lint/provenance.h"
 
 #define EXIT_NO 1
 #define EXIT_USAGE 2
@@ -67,6 +69,24 @@ static int next_opt(int argc, char **argv, const char *shortopts, const struct o
 
 /* --- compile ------------------------------------------------------------ */
 
+/* The day a suppression's `until` is judged against: SOURCE_DATE_EPOCH when
+ * set (reproducible builds: the same sources then give the same blob on any
+ * day), else today, in days since 1970-01-01 UTC. */
+static long compile_today(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long t;
+
+	if (e != NULL && *e != '\0') {
+		errno = 0;
+		t = strtoll(e, &end, 10);
+		if (errno == 0 && *end == '\0' && t >= 0)
+			return (long)(t / 86400);
+	}
+	return (long)(time(NULL) / 86400);
+}
+
 static int cmd_compile(int argc, char **argv)
 {
 	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
@@ -78,7 +98,8 @@ static int cmd_compile(int argc, char **argv)
 	char **defdirs = NULL, **alldirs = NULL;
 	size_t nidirs = 0, ndef = 0, i;
 	struct compile_inputs in;
-	struct cpol_policy p;
+	struct lint_options lopt;
+	struct lint_ctx lc;
 	struct blob_error be;
 	struct diags d;
 	const char *out = NULL;
@@ -105,7 +126,8 @@ static int cmd_compile(int argc, char **argv)
 		return usage_error("compile", "needs an app descriptor and at least one tool inventory");
 
 	diags_init(&d);
-	policy_init(&p);
+	memset(&lc, 0, sizeof(lc));
+	policy_init(&lc.p);
 	/* -I directories come before the default policy path. */
 	defdirs = compile_default_policy_dirs(&ndef);
 	alldirs = calloc(nidirs + ndef + 1, sizeof(*alldirs));
@@ -123,10 +145,21 @@ static int cmd_compile(int argc, char **argv)
 	if (compile_inputs_read(&in, argv[optind], (const char *const *)argv + optind + 1,
 				(size_t)(argc - optind - 1), &d) != 0)
 		goto out;
-	policy_free(&p);
-	if (compile_sources_opt(&in.app, in.refs, in.ntools, &copt, &p, &d) != 0)
+	policy_free(&lc.p);
+	/* The compile is lint's own first stage; the catalogue then runs at
+	 * its default levels with the sources' inline suppressions, so the
+	 * recorded verdict follows from the recorded sources alone. */
+	memset(&lopt, 0, sizeof(lopt));
+	lopt.policy_dirs = copt.policy_dirs;
+	lopt.npolicy_dirs = copt.npolicy_dirs;
+	lopt.today = compile_today();
+	if (lint_run(&lc, &lopt, &in.app, in.refs, in.ntools, &d) != 0)
 		goto out;
-	if (blob_emit(&p, &blob, &blen, &be) != 0) {
+	if (provenance_record(&lc, err, sizeof(err)) != 0) {
+		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "cannot record provenance: %s", err);
+		goto out;
+	}
+	if (blob_emit(&lc.p, &blob, &blen, &be) != 0) {
 		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "cannot encode the policy: %s (%s)", be.msg, be.field);
 		goto out;
 	}
@@ -140,7 +173,7 @@ out:
 	if (rc != 0 && d.nerrors > 0)
 		fprintf(stderr, "cordonc: %zu error%s; no output written\n", d.nerrors, d.nerrors == 1 ? "" : "s");
 	free(blob);
-	policy_free(&p);
+	lint_ctx_free(&lc);
 	diags_free(&d);
 	compile_inputs_free(&in);
 	compile_dirs_free(defdirs, ndef);

@@ -50,6 +50,8 @@ struct lint_rule {
 
 /* The catalogue, sorted by id. */
 const struct lint_rule *lint_catalogue(size_t *n);
+/* Recorded in compiled blobs with their verdict (catalogue_version.c). */
+const char *lint_catalogue_version(void);
 const struct lint_rule *lint_rule_find(const char *id);
 const char *lint_sev_name(enum lint_sev s); /* "error", "warning", "note", "off" */
 int lint_sev_parse(const char *s, enum lint_sev *out); /* 0, or -1 */
