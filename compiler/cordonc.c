@@ -308,28 +308,98 @@ out:
 	return rc;
 }
 
+/* "--sources": one line per source, then the verdict.  Exit 0 only when
+ * the files are exactly the recorded ones. */
+static int verify_sources(const char *blob, const struct cpol_policy *p, const char *const *files, size_t nfiles,
+			  const char *const *idirs, size_t nidirs)
+{
+	struct prov_report r;
+	char **defdirs = NULL, err[256], want[65], got[65];
+	const char **dirs = NULL;
+	size_t ndef = 0, i;
+	int rc = EXIT_NO;
+
+	memset(&r, 0, sizeof(r));
+	if (!p->prov.has) {
+		fprintf(stderr,
+			"cordonc verify: %s: the blob records no sources (format %u.%u; provenance came in 3.5): compile it again\n",
+			blob, p->major, p->minor);
+		return EXIT_NO;
+	}
+	defdirs = compile_default_policy_dirs(&ndef);
+	dirs = calloc(nidirs + ndef + 1, sizeof(*dirs));
+	if (dirs == NULL) {
+		fprintf(stderr, "cordonc verify: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < nidirs; i++)
+		dirs[i] = idirs[i];
+	for (i = 0; i < ndef; i++)
+		dirs[nidirs + i] = defdirs[i];
+	if (provenance_check(&p->prov, files, nfiles, dirs, nidirs + ndef, &r, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cordonc verify: %s\n", err);
+		goto out;
+	}
+	for (i = 0; i < r.n; i++) {
+		const struct prov_item *it = &r.v[i];
+
+		printf("%-10s %-10s %s", prov_status_name(it->status), policy_src_role_name(it->role), it->name);
+		if (it->path != NULL && (it->found || strcmp(it->path, it->name) != 0))
+			printf(" (%s%s)", it->found ? "found at " : "", it->path);
+		if (it->status == PROV_CHANGED) {
+			sodium_bin2hex(want, sizeof(want), it->want, 32);
+			sodium_bin2hex(got, sizeof(got), it->got, 32);
+			printf(": recorded sha256 %s, file has %s", want, got);
+		} else if (it->status == PROV_UNREADABLE) {
+			printf(": %s", it->why);
+		}
+		putchar('\n');
+	}
+	if (r.mismatches == 0) {
+		printf("%s: built from exactly these %zu sources\n", blob, r.n);
+		rc = 0;
+	} else {
+		printf("%s: %zu of %zu sources do not match\n", blob, r.mismatches, r.n);
+	}
+out:
+	prov_report_free(&r);
+	free(dirs);
+	compile_dirs_free(defdirs, ndef);
+	return rc;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = { { "key", required_argument, NULL, 'k' },
+					      { "sources", no_argument, NULL, 'S' },
+					      { "policy-dir", required_argument, NULL, 'I' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct cpol_policy p;
 	struct pubkey key;
-	const char *keypath = NULL;
+	const char *keypath = NULL, *idirs[16];
 	uint8_t *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, nidirs = 0;
 	char err[512], hex[65];
-	int c, rc;
+	int c, rc, sources = 0;
 
-	while ((c = next_opt(argc, argv, "k:h", opts)) != -1) {
+	while ((c = next_opt(argc, argv, "k:SI:h", opts)) != -1) {
 		switch (c) {
 		case 'k': keypath = optarg; break;
+		case 'S': sources = 1; break;
+		case 'I':
+			if (nidirs == sizeof(idirs) / sizeof(idirs[0]))
+				return usage_error("verify", "too many -I options");
+			idirs[nidirs++] = optarg;
+			break;
 		case 'h': return print_help("verify");
 		default: return usage_error("verify", "bad option");
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error("verify", "needs exactly one blob");
+	if (sources && argc - optind < 3)
+		return usage_error("verify", "--sources needs the blob, then the descriptor and at least one inventory");
+	if (!sources && argc - optind != 1)
+		return usage_error("verify", "needs exactly one blob (and source files only with --sources)");
 	if (keypath != NULL && key_read_public(keypath, &key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordonc verify: %s\n", err);
 		return EXIT_USAGE;
@@ -346,6 +416,9 @@ static int cmd_verify(int argc, char **argv)
 	printf("%s: valid policy blob, sha256 %s%s\n", argv[optind], hex,
 	       keypath ? ", signature verified" : (p.signature.algo ? ", signed (signature not checked: no --key)"
 								  : ", unsigned"));
+	if (sources)
+		rc = verify_sources(argv[optind], &p, (const char *const *)argv + optind + 1,
+				    (size_t)(argc - optind - 1), idirs, nidirs);
 out:
 	policy_free(&p);
 	free(buf);
@@ -452,12 +525,21 @@ static const struct command commands[] = {
 	  "  -h, --help            this text\n\n"
 	  "Exit: 0 shown, 1 invalid blob, 2 usage error or unreadable file.\n" },
 	{ "describe", cmd_describe, DESCRIBE_SYNOPSIS, describe_help },
-	{ "verify", cmd_verify, "[--key KEY.pub] BLOB",
+	{ "verify", cmd_verify, "[--key KEY.pub] BLOB [--sources APP.yaml TOOLS.yaml... [POLICY...]]",
 	  "Validate a blob (structure and SHA-256); with --key, also require a\n"
-	  "valid Ed25519 signature by that key.\n\n"
-	  "  -k, --key FILE   trusted public key\n"
-	  "  -h, --help       this text\n\n"
-	  "Exit: 0 valid, 1 invalid or not signed by the key, 2 usage error.\n" },
+	  "valid Ed25519 signature by that key; with --sources, also require that\n"
+	  "it was compiled from exactly these files (format 3.5 records the SHA-256\n"
+	  "of every source).  Each recorded source is reported matched, changed,\n"
+	  "missing or unreadable, each file given that the blob does not record as\n"
+	  "extra.  A recorded seccomp policy file not given is looked for where the\n"
+	  "compile found it (beside the descriptor, then on the policy path).\n\n"
+	  "  -k, --key FILE        trusted public key\n"
+	  "  -S, --sources         the arguments after BLOB are its sources: the\n"
+	  "                        descriptor first, then inventories and policy files\n"
+	  "  -I, --policy-dir DIR  look for unnamed policy files here first\n"
+	  "  -h, --help            this text\n\n"
+	  "Exit: 0 valid (and built from exactly these sources), 1 invalid, not\n"
+	  "signed by the key, or a source that does not match, 2 usage error.\n" },
 	{ "keygen", cmd_keygen, "-p KEY.pub -s KEY.sec",
 	  "Create an Ed25519 key pair.  Neither file may exist; the secret key is\n"
 	  "created with mode 0600.\n\n"
