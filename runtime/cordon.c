@@ -32,7 +32,9 @@
 #include "cordon/keys.h"
 #include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
+#include "runtime/lint_gate.h"
 #include "runtime/run.h"
+#include "runtime/trust_dir.h"
 #include "runtime/serve/serve.h"
 
 #define EXIT_NO 1
@@ -48,6 +50,7 @@ static void usage(FILE *f)
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
 		   "      [--agent NAME] [--run-dir DIR] [--out DIR] [--trusted-key KEY.pub]\n"
 		   "      [--state-dir DIR] [--secrets FILE] [--host-ids FIRST:COUNT]\n"
+		   "      [--trust-dir DIR] [--allow-unsigned] [--require-lint-clean[=LEVEL]]\n"
 		   "                 run FILE (Python; - or /dev/stdin: read it from standard\n"
 		   "                 input) in the sandbox the policy describes and\n"
 		   "                 print one result JSON.  The program calls the tools of\n"
@@ -65,6 +68,15 @@ static void usage(FILE *f)
 		   "                 this run from --host-ids (FIRST:COUNT or FIRST-LAST,\n"
 		   "                 default " HOSTID_RANGE_DEFAULT_TEXT "), one that no account,\n"
 		   "                 group, subordinate range or other run has.\n"
+		   "                 Signatures: --trusted-key demands that key; else when\n"
+		   "                 the trust directory (" CORDON_TRUST_DIR ",\n"
+		   "                 or --trust-dir DIR) holds *.pub keys, the policy must be\n"
+		   "                 signed by one of them unless --allow-unsigned (the\n"
+		   "                 result says so); a trust directory or key another\n"
+		   "                 user could write is refused.  --require-lint-clean\n"
+		   "                 refuses a policy whose recorded lint verdict has errors\n"
+		   "                 (=warning: or warnings, =note: any finding) or that\n"
+		   "                 records none (compiled before format 3.5).\n"
 		   "                 Exit 0 succeeded, 1 failed or a\n"
 		   "                 limit was hit, 124 timed out, 125 harness error,\n"
 		   "                 130 cancelled, 2 usage error\n"
@@ -187,14 +199,19 @@ static int cmd_run(int argc, char **argv)
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
+					      { "trust-dir", required_argument, NULL, 'T' },
+					      { "allow-unsigned", no_argument, NULL, 'U' },
+					      { "require-lint-clean", optional_argument, NULL, 'L' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct run_opts o;
+	enum lint_gate_level lv;
 	struct hostid_range hr;
 	char err[256];
 	int c;
 
 	memset(&o, 0, sizeof(o));
+	o.lint_level = LINT_GATE_OFF;
 	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:o:k:s:S:H:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.policy = optarg; break;
@@ -214,6 +231,15 @@ static int cmd_run(int argc, char **argv)
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
+		case 'T': o.trust_dir = optarg; break;
+		case 'U': o.allow_unsigned = 1; break;
+		case 'L':
+			if (lint_gate_parse(optarg, &lv) != 0) {
+				fprintf(stderr, "cordon run: --require-lint-clean takes error, warning or note\n");
+				return EXIT_USAGE;
+			}
+			o.lint_level = lv;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}
