@@ -86,10 +86,14 @@ static void usage(FILE *f)
 		   "      [--queue-timeout S] [--max-body BYTES] [--body-timeout S]\n"
 		   "      [--inline-max BYTES] [--retain-seconds S] [--grace S]\n"
 		   "      [--work-dir DIR] [--state-dir DIR] [--secrets FILE]\n"
-		   "      [--host-ids FIRST:COUNT]\n"
+		   "      [--host-ids FIRST:COUNT] [--trust-dir DIR]\n"
+		   "      [--require-lint-clean[=LEVEL]]\n"
 		   "                 run executions for many requests over HTTP/1.1 + JSON\n"
 		   "                 (docs/man/cordon.1): every *.cpol blob of --policies,\n"
-		   "                 each signed by --trusted-key (checked again on SIGHUP);\n"
+		   "                 each signed by --trusted-key, or without it by a key of\n"
+		   "                 the trust directory (" CORDON_TRUST_DIR " or\n"
+		   "                 --trust-dir DIR; checked again on SIGHUP), and with\n"
+		   "                 --require-lint-clean held to its recorded lint verdict;\n"
 		   "                 a Unix socket (--socket-mode, default 0660) and/or TCP\n"
 		   "                 (--listen, bearer tokens from --tokens); --pool warm\n"
 		   "                 sandboxes per (app, agent) (default 2, 0 none);\n"
@@ -362,7 +366,7 @@ static int listen_ok(const char *text)
 static int cmd_serve(int argc, char **argv)
 {
 	enum { O_SOCKET_MODE = 256, O_SOCKET_GROUP, O_MAX_CONC, O_QUEUE_TIMEOUT, O_MAX_BODY, O_BODY_TIMEOUT,
-	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR };
+	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN };
 	static const struct option opts[] = { { "policies", required_argument, NULL, 'p' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "socket", required_argument, NULL, 'u' },
@@ -383,9 +387,12 @@ static int cmd_serve(int argc, char **argv)
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
+					      { "trust-dir", required_argument, NULL, O_TRUST_DIR },
+					      { "require-lint-clean", optional_argument, NULL, O_LINT_CLEAN },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct serve_opts o;
+	enum lint_gate_level lv;
 	struct hostid_range hr;
 	struct sigaction sa;
 	sigset_t block;
@@ -394,6 +401,7 @@ static int cmd_serve(int argc, char **argv)
 	int c;
 
 	memset(&o, 0, sizeof(o));
+	o.lint_level = LINT_GATE_OFF;
 	o.socket_mode = SERVE_DEFAULT_SOCKET_MODE;
 	o.pool = SERVE_DEFAULT_POOL;
 	o.queue = SERVE_DEFAULT_QUEUE;
@@ -472,6 +480,12 @@ static int cmd_serve(int argc, char **argv)
 				return serve_usage("--work-dir '%s': an absolute path", optarg);
 			o.work_dir = optarg;
 			break;
+		case O_TRUST_DIR: o.trust_dir = optarg; break;
+		case O_LINT_CLEAN:
+			if (lint_gate_parse(optarg, &lv) != 0)
+				return serve_usage("--require-lint-clean='%s': error, warning or note", optarg);
+			o.lint_level = lv;
+			break;
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
@@ -483,8 +497,9 @@ static int cmd_serve(int argc, char **argv)
 		return serve_usage("unexpected argument '%s'", argv[optind]);
 	if (o.policies == NULL)
 		return serve_usage("needs --policies DIR (the signed *.cpol blobs)");
-	if (o.trusted_key == NULL)
-		return serve_usage("needs --trusted-key KEY.pub: a server runs signed policies only");
+	/* Without --trusted-key the trust directory's keys sign (checked,
+	 * with a message naming it, when the policies load). */
+
 	if (o.socket == NULL && o.listen == NULL)
 		return serve_usage("needs --socket PATH, --listen ADDR:PORT, or both");
 	if (o.listen != NULL && o.tokens == NULL)

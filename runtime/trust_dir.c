@@ -97,6 +97,34 @@ out:
 	return rc;
 }
 
+int trust_keys_verify(const struct trust_keys *k, const struct cpol_policy *p, size_t *which, char *err,
+		      size_t errlen)
+{
+	char kid[2 * KEY_ID_BYTES + 1];
+
+	/* One key (a --trusted-key): its own messages, which name it. */
+	if (k->n == 1) {
+		*which = 0;
+		return sig_verify_policy(p, &k->key[0], err, errlen);
+	}
+	if (p->signature.algo != CPOL_SIG_ED25519) {
+		snprintf(err, errlen, "policy is not signed");
+		return -1;
+	}
+	/* By key id first, as sig_verify_policy() does for one key. */
+	for (size_t i = 0; i < k->n; i++) {
+		if (memcmp(k->key[i].keyid, p->signature.keyid, KEY_ID_BYTES) != 0)
+			continue;
+		if (sig_verify_policy(p, &k->key[i], err, errlen) != 0)
+			return -1;
+		*which = i;
+		return 0;
+	}
+	key_id_hex(p->signature.keyid, kid);
+	snprintf(err, errlen, "policy is signed by key %s, which is not among them", kid);
+	return -1;
+}
+
 int trust_check(const struct cpol_policy *p, const char *trusted_key, const char *dir, int allow_unsigned,
 		struct trust_verdict *v, char *err, size_t errlen)
 {
@@ -127,19 +155,11 @@ int trust_check(const struct cpol_policy *p, const char *trusted_key, const char
 		return 0;
 	snprintf(v->dir, sizeof(v->dir), "%s", dir);
 	v->source = "trust-dir";
-	snprintf(why, sizeof(why), "the policy is not signed");
-	for (i = 0; i < tk.n; i++) {
-		if (p->signature.algo != CPOL_SIG_ED25519 ||
-		    memcmp(tk.key[i].keyid, p->signature.keyid, KEY_ID_BYTES) != 0)
-			continue;
-		if (sig_verify_policy(p, &tk.key[i], why, sizeof(why)) != 0)
-			break;
+	if (trust_keys_verify(&tk, p, &i, why, sizeof(why)) == 0) {
 		v->verified = 1;
 		snprintf(v->key, sizeof(v->key), "%s/%s", dir, tk.file[i]);
 		return 0;
 	}
-	if (i == tk.n && p->signature.algo == CPOL_SIG_ED25519)
-		snprintf(why, sizeof(why), "the policy is signed by key %s, which is not among them", v->keyid);
 	if (allow_unsigned) {
 		v->allowed_unsigned = 1;
 		return 0;

@@ -43,6 +43,11 @@ struct trust_keys {
  * parse, gives -1 with err filled. */
 int trust_dir_load(const char *dir, struct trust_keys *out, char *err, size_t errlen);
 
+/* Verify p against the key of k with its key id: 0 with *which its index,
+ * or -1 with err saying why (unsigned, no such key, bad signature). */
+int trust_keys_verify(const struct trust_keys *k, const struct cpol_policy *p, size_t *which, char *err,
+		      size_t errlen);
+
 /* How a policy was accepted, for the result's evidence. */
 struct trust_verdict {
 	const char *source; /* "trusted-key", "trust-dir", "none" */
