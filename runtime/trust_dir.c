@@ -46,9 +46,15 @@ int trust_dir_load(const char *dir, struct trust_keys *out, char *err, size_t er
 	 * point elsewhere; its checks are made on the fd that is then read. */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		int e = errno;
+
+		if (e == ENOENT)
 			return 0;
-		snprintf(err, errlen, "trust directory %s: %s", dir, errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR or ELOOP. */
+		if ((e == ENOTDIR || e == ELOOP) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			snprintf(err, errlen, "trust directory %s: is a symbolic link: refused", dir);
+		else
+			snprintf(err, errlen, "trust directory %s: %s", dir, strerror(e));
 		return -1;
 	}
 	if (fstat(fd, &st) != 0 || trust_safe(&st, "trust directory", dir, err, errlen) != 0)
