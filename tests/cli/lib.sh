@@ -28,3 +28,9 @@ modes_set() {
 		|| die "cannot create user cordon-test"
 	modes="root rootless"
 }
+
+# as_user CMD...: run as the unprivileged test user when $mode is rootless.
+as_user() {
+	if [ "$mode" = rootless ]; then setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$@"
+	else "$@"; fi
+}

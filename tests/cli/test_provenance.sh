@@ -104,10 +104,6 @@ expect_rc 0 "$CORDONC" inspect --json "$T/bad.cpol"
 	|| die "bad.cpol records no lint error"
 mkdir "$T/bin" && cp "$CORDON" "$T/bin/" && chmod 755 "$T" "$T/a" "$T/bin" "$T/bin/cordon"
 chmod 644 "$T/a/"* "$T/c.cpol" "$T/bad.cpol"
-as_user() {
-	if [ "$mode" = rootless ]; then setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$@"
-	else "$@"; fi
-}
 field() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1" <"$_out"; }
 any=$($PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["provenance"]["lint"]["counts"]; print(sum(c.values()))' \
 	"$T/c.json")

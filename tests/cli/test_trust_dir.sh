@@ -26,10 +26,6 @@ okid=$("$CORDONC" inspect --json os.cpol | $PY -c 'import json,sys; print(json.l
 mkdir -m 755 td empty bin && cp k.pub td/ && chmod 644 td/k.pub
 cp "$CORDON" bin/ && chmod 755 "$T" bin bin/cordon && chmod 644 ./*.cpol ./*.yaml ./*.json ./*.py ./*.pub
 field() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1" <"$_out"; }
-as_user() {
-	if [ "$mode" = rootless ]; then setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$@"
-	else "$@"; fi
-}
 run() { as_user "$T/bin/cordon" run --code user_code.py --input receipts.json "$@"; }
 
 modes_set
