@@ -1,5 +1,5 @@
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 3.2.
+ * cpol.h - the on-disk policy blob (.cpol), format 3.5.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
