@@ -107,10 +107,11 @@ static void usage(FILE *f)
 		   "                 SIGHUP reloads the policies, SIGTERM drains (--grace s,\n"
 		   "                 default 30, then running executions are cancelled).\n"
 		   "                 Exit 0 after a drain, 1 could not start, 2 usage error\n"
-		   "  check-policy [--trusted-key KEY.pub] BLOB\n"
+		   "  check-policy [--trusted-key KEY.pub] [--trust-dir DIR] BLOB\n"
 		   "                 load and validate BLOB exactly as a run would: format,\n"
 		   "                 arch of this host, every field, SHA-256, and with\n"
-		   "                 --trusted-key an Ed25519 signature by that key\n"
+		   "                 --trusted-key an Ed25519 signature by that key, else\n"
+		   "                 one by a key of the trust directory when it holds any\n"
 		   "  ledger list [--app APP] [--tool TOOL] [--tenant T] [--user U]\n"
 		   "      [--state pending|done|in_doubt] [--json]\n"
 		   "  ledger show [--tenant T] [--user U] [--json] APP TOOL MESSAGE_ID\n"
@@ -138,20 +139,23 @@ static void usage(FILE *f)
 static int cmd_check_policy(int argc, char **argv)
 {
 	static const struct option opts[] = { { "trusted-key", required_argument, NULL, 'k' },
+					      { "trust-dir", required_argument, NULL, 'T' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct blob_map m = { NULL, 0 };
 	struct cpol_policy p;
 	struct blob_error be;
+	struct trust_verdict tv;
 	struct pubkey key;
-	const char *keypath = NULL;
-	char err[512], hex[65];
+	const char *keypath = NULL, *trust_dir = NULL;
+	char err[1024], hex[65];
 	int c, rc = EXIT_USAGE;
 
 	policy_init(&p);
 	while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': keypath = optarg; break;
+		case 'T': trust_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}
@@ -174,13 +178,15 @@ static int cmd_check_policy(int argc, char **argv)
 			argv[optind], be.msg, be.field, (unsigned long long)be.offset);
 		goto out;
 	}
-	if (keypath != NULL && sig_verify_policy(&p, &key, err, sizeof(err)) != 0) {
+	/* As a run decides: --trusted-key, else the trust directory. */
+	if (trust_check(&p, keypath, trust_dir, 0, &tv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordon check-policy: %s: refused: %s\n", argv[optind], err);
 		goto out;
 	}
 	sodium_bin2hex(hex, sizeof(hex), p.sha256, 32);
-	printf("%s: ok: app %s, sha256 %s, %s\n", argv[optind], p.meta.app, hex,
-	       keypath ? "signature verified" : (p.signature.algo ? "signed (not checked)" : "unsigned"));
+	printf("%s: ok: app %s, sha256 %s, %s%s%s\n", argv[optind], p.meta.app, hex,
+	       tv.verified ? "signature verified" : (p.signature.algo ? "signed (not checked)" : "unsigned"),
+	       tv.verified && tv.dir[0] ? " by " : "", tv.verified && tv.dir[0] ? tv.key : "");
 	rc = 0;
 out:
 	policy_free(&p);

@@ -62,6 +62,11 @@ for mode in $modes; do
 	[ "$(field 'r["enforcement"]["policySignature"]["source"]')" = trusted-key ] || die "$mode: --trusted-key source"
 	expect_rc 125 run --policy s.cpol --trust-dir "$T/td" --trusted-key "$T/o.pub"
 	expect_out "not by the trusted key"
+	# check-policy decides as a run does.
+	expect_rc 1 as_user "$T/bin/cordon" check-policy --trust-dir "$T/td" u.cpol
+	expect_err "refused: trust directory $T/td holds 1 trusted key"
+	expect_rc 0 as_user "$T/bin/cordon" check-policy --trust-dir "$T/td" s.cpol
+	expect_out "signature verified by $T/td/k.pub"
 	pass "$mode: a trust directory with keys demands their signature; --allow-unsigned, --trusted-key"
 done
 
