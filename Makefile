@@ -56,6 +56,10 @@ CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
 # Seccomp profiles: the installed ones first, then this tree's, so a build
 # compiles policies without installing.  CORDON_POLICY_PATH comes before both.
 CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies:$(CURDIR)/policies"'
+# The system trust directory (docs/provenance.md): when it holds *.pub keys,
+# cordon run and serve demand a signature by one of them.
+TRUST_DIR ?= /etc/cordon/trusted-keys
+CPPFLAGS_ALL += -DCORDON_TRUST_DIR='"$(TRUST_DIR)"'
 
 COMMON_SRC := $(wildcard common/*.c)
 # runtime/ has one folder a part (launch/, supervise/, ...); all of it is

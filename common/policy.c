@@ -71,12 +71,34 @@ const char *policy_run_as_name(uint32_t run_as)
 
 const char *policy_section_name(uint32_t id)
 {
-	static const char *const names[CPOL_SEC_COUNT + 1] = {
+	static const char *const names[CPOL_SEC_MAX_ID + 1] = {
 		"?",      "strtab", "strlist", "idxlist",     "meta",   "limits",  "executor",  "env",
 		"mounts", "seccomp", "tools",  "params", "constraints", "agents", "outputs", "signature",
+		"sources", "lint",
 	};
 
-	return id <= CPOL_SEC_COUNT ? names[id] : "?";
+	return id <= CPOL_SEC_MAX_ID ? names[id] : "?";
+}
+
+uint32_t policy_section_at(uint32_t nsec, uint32_t i)
+{
+	/* 3.5 put its sections before SIGNATURE so that the hash, which
+	 * stops at the signature, covers them. */
+	static const uint32_t prov[CPOL_SEC_COUNT_PROV] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 15 };
+
+	if (nsec == CPOL_SEC_COUNT_PROV && i < CPOL_SEC_COUNT_PROV)
+		return prov[i];
+	return i + 1;
+}
+
+const char *policy_src_role_name(uint32_t role)
+{
+	switch (role) {
+	case CPOL_SRC_DESCRIPTOR: return "descriptor";
+	case CPOL_SRC_INVENTORY: return "inventory";
+	case CPOL_SRC_POLICY: return "policy";
+	}
+	return "?";
 }
 
 static int policy_ident_start(char c)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <sodium.h>
@@ -30,6 +31,7 @@
 #include "cordon/keys.h"
 #include "cordon/version.h"
 #include "lint/cli.h"
+#include "lint/provenance.h"
 
 #define EXIT_NO 1
 #define EXIT_USAGE 2
@@ -69,6 +71,24 @@ static int next_opt(int argc, char **argv, const char *shortopts, const struct o
 
 /* --- compile ------------------------------------------------------------ */
 
+/* The day a suppression's `until` is judged against: SOURCE_DATE_EPOCH when
+ * set (reproducible builds: the same sources then give the same blob on any
+ * day), else today, in days since 1970-01-01 UTC. */
+static long compile_today(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long t;
+
+	if (e != NULL && *e != '\0') {
+		errno = 0;
+		t = strtoll(e, &end, 10);
+		if (errno == 0 && *end == '\0' && t >= 0)
+			return (long)(t / 86400);
+	}
+	return (long)(time(NULL) / 86400);
+}
+
 static int cmd_compile(int argc, char **argv)
 {
 	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
@@ -80,7 +100,8 @@ static int cmd_compile(int argc, char **argv)
 	char **defdirs = NULL, **alldirs = NULL;
 	size_t nidirs = 0, ndef = 0, i;
 	struct compile_inputs in;
-	struct cpol_policy p;
+	struct lint_options lopt;
+	struct lint_ctx lc;
 	struct blob_error be;
 	struct diags d;
 	const char *out = NULL;
@@ -107,7 +128,8 @@ static int cmd_compile(int argc, char **argv)
 		return usage_error("compile", "needs an app descriptor and at least one tool inventory");
 
 	diags_init(&d);
-	policy_init(&p);
+	memset(&lc, 0, sizeof(lc));
+	policy_init(&lc.p);
 	/* -I directories come before the default policy path. */
 	defdirs = compile_default_policy_dirs(&ndef);
 	alldirs = calloc(nidirs + ndef + 1, sizeof(*alldirs));
@@ -125,10 +147,21 @@ static int cmd_compile(int argc, char **argv)
 	if (compile_inputs_read(&in, argv[optind], (const char *const *)argv + optind + 1,
 				(size_t)(argc - optind - 1), &d) != 0)
 		goto out;
-	policy_free(&p);
-	if (compile_sources_opt(&in.app, in.refs, in.ntools, &copt, &p, &d) != 0)
+	policy_free(&lc.p);
+	/* The compile is lint's own first stage; the catalogue then runs at
+	 * its default levels with the sources' inline suppressions, so the
+	 * recorded verdict follows from the recorded sources alone. */
+	memset(&lopt, 0, sizeof(lopt));
+	lopt.policy_dirs = copt.policy_dirs;
+	lopt.npolicy_dirs = copt.npolicy_dirs;
+	lopt.today = compile_today();
+	if (lint_run(&lc, &lopt, &in.app, in.refs, in.ntools, &d) != 0)
 		goto out;
-	if (blob_emit(&p, &blob, &blen, &be) != 0) {
+	if (provenance_record(&lc, err, sizeof(err)) != 0) {
+		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "cannot record provenance: %s", err);
+		goto out;
+	}
+	if (blob_emit(&lc.p, &blob, &blen, &be) != 0) {
 		diag_at(&d, DIAG_ERROR, NULL, 0, 0, "cannot encode the policy: %s (%s)", be.msg, be.field);
 		goto out;
 	}
@@ -142,7 +175,7 @@ out:
 	if (rc != 0 && d.nerrors > 0)
 		fprintf(stderr, "cordonc: %zu error%s; no output written\n", d.nerrors, d.nerrors == 1 ? "" : "s");
 	free(blob);
-	policy_free(&p);
+	lint_ctx_free(&lc);
 	diags_free(&d);
 	compile_inputs_free(&in);
 	compile_dirs_free(defdirs, ndef);
@@ -277,28 +310,98 @@ out:
 	return rc;
 }
 
+/* "--sources": one line per source, then the verdict.  Exit 0 only when
+ * the files are exactly the recorded ones. */
+static int verify_sources(const char *blob, const struct cpol_policy *p, const char *const *files, size_t nfiles,
+			  const char *const *idirs, size_t nidirs)
+{
+	struct prov_report r;
+	char **defdirs = NULL, err[256], want[65], got[65];
+	const char **dirs = NULL;
+	size_t ndef = 0, i;
+	int rc = EXIT_NO;
+
+	memset(&r, 0, sizeof(r));
+	if (!p->prov.has) {
+		fprintf(stderr,
+			"cordonc verify: %s: the blob records no sources (format %u.%u; provenance came in 3.5): compile it again\n",
+			blob, p->major, p->minor);
+		return EXIT_NO;
+	}
+	defdirs = compile_default_policy_dirs(&ndef);
+	dirs = calloc(nidirs + ndef + 1, sizeof(*dirs));
+	if (dirs == NULL) {
+		fprintf(stderr, "cordonc verify: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < nidirs; i++)
+		dirs[i] = idirs[i];
+	for (i = 0; i < ndef; i++)
+		dirs[nidirs + i] = defdirs[i];
+	if (provenance_check(&p->prov, files, nfiles, dirs, nidirs + ndef, &r, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cordonc verify: %s\n", err);
+		goto out;
+	}
+	for (i = 0; i < r.n; i++) {
+		const struct prov_item *it = &r.v[i];
+
+		printf("%-10s %-10s %s", prov_status_name(it->status), policy_src_role_name(it->role), it->name);
+		if (it->path != NULL && (it->found || strcmp(it->path, it->name) != 0))
+			printf(" (%s%s)", it->found ? "found at " : "", it->path);
+		if (it->status == PROV_CHANGED) {
+			sodium_bin2hex(want, sizeof(want), it->want, 32);
+			sodium_bin2hex(got, sizeof(got), it->got, 32);
+			printf(": recorded sha256 %s, file has %s", want, got);
+		} else if (it->status == PROV_UNREADABLE) {
+			printf(": %s", it->why);
+		}
+		putchar('\n');
+	}
+	if (r.mismatches == 0) {
+		printf("%s: built from exactly these %zu sources\n", blob, r.n);
+		rc = 0;
+	} else {
+		printf("%s: %zu of %zu sources do not match\n", blob, r.mismatches, r.n);
+	}
+out:
+	prov_report_free(&r);
+	free(dirs);
+	compile_dirs_free(defdirs, ndef);
+	return rc;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = { { "key", required_argument, NULL, 'k' },
+					      { "sources", no_argument, NULL, 'S' },
+					      { "policy-dir", required_argument, NULL, 'I' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct cpol_policy p;
 	struct pubkey key;
-	const char *keypath = NULL;
+	const char *keypath = NULL, *idirs[16];
 	uint8_t *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, nidirs = 0;
 	char err[512], hex[65];
-	int c, rc;
+	int c, rc, sources = 0;
 
-	while ((c = next_opt(argc, argv, "k:h", opts)) != -1) {
+	while ((c = next_opt(argc, argv, "k:SI:h", opts)) != -1) {
 		switch (c) {
 		case 'k': keypath = optarg; break;
+		case 'S': sources = 1; break;
+		case 'I':
+			if (nidirs == sizeof(idirs) / sizeof(idirs[0]))
+				return usage_error("verify", "too many -I options");
+			idirs[nidirs++] = optarg;
+			break;
 		case 'h': return print_help("verify");
 		default: return usage_error("verify", "bad option");
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error("verify", "needs exactly one blob");
+	if (sources && argc - optind < 3)
+		return usage_error("verify", "--sources needs the blob, then the descriptor and at least one inventory");
+	if (!sources && argc - optind != 1)
+		return usage_error("verify", "needs exactly one blob (and source files only with --sources)");
 	if (keypath != NULL && key_read_public(keypath, &key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordonc verify: %s\n", err);
 		return EXIT_USAGE;
@@ -315,6 +418,9 @@ static int cmd_verify(int argc, char **argv)
 	printf("%s: valid policy blob, sha256 %s%s\n", argv[optind], hex,
 	       keypath ? ", signature verified" : (p.signature.algo ? ", signed (signature not checked: no --key)"
 								  : ", unsigned"));
+	if (sources)
+		rc = verify_sources(argv[optind], &p, (const char *const *)argv + optind + 1,
+				    (size_t)(argc - optind - 1), idirs, nidirs);
 out:
 	policy_free(&p);
 	free(buf);
@@ -421,12 +527,21 @@ static const struct command commands[] = {
 	  "  -h, --help            this text\n\n"
 	  "Exit: 0 shown, 1 invalid blob, 2 usage error or unreadable file.\n" },
 	{ "describe", cmd_describe, DESCRIBE_SYNOPSIS, describe_help },
-	{ "verify", cmd_verify, "[--key KEY.pub] BLOB",
+	{ "verify", cmd_verify, "[--key KEY.pub] BLOB [--sources APP.yaml TOOLS.yaml... [POLICY...]]",
 	  "Validate a blob (structure and SHA-256); with --key, also require a\n"
-	  "valid Ed25519 signature by that key.\n\n"
-	  "  -k, --key FILE   trusted public key\n"
-	  "  -h, --help       this text\n\n"
-	  "Exit: 0 valid, 1 invalid or not signed by the key, 2 usage error.\n" },
+	  "valid Ed25519 signature by that key; with --sources, also require that\n"
+	  "it was compiled from exactly these files (format 3.5 records the SHA-256\n"
+	  "of every source).  Each recorded source is reported matched, changed,\n"
+	  "missing or unreadable, each file given that the blob does not record as\n"
+	  "extra.  A recorded seccomp policy file not given is looked for where the\n"
+	  "compile found it (beside the descriptor, then on the policy path).\n\n"
+	  "  -k, --key FILE        trusted public key\n"
+	  "  -S, --sources         the arguments after BLOB are its sources: the\n"
+	  "                        descriptor first, then inventories and policy files\n"
+	  "  -I, --policy-dir DIR  look for unnamed policy files here first\n"
+	  "  -h, --help            this text\n\n"
+	  "Exit: 0 valid (and built from exactly these sources), 1 invalid, not\n"
+	  "signed by the key, or a source that does not match, 2 usage error.\n" },
 	{ "keygen", cmd_keygen, "-p KEY.pub -s KEY.sec",
 	  "Create an Ed25519 key pair.  Neither file may exist; the secret key is\n"
 	  "created with mode 0600.\n\n"

@@ -39,8 +39,8 @@ struct emit_intern {
 };
 
 struct emit_ctx {
-	struct emit_buf sec[CPOL_SEC_COUNT + 1]; /* indexed by section id */
-	uint32_t count[CPOL_SEC_COUNT + 1];
+	struct emit_buf sec[CPOL_SEC_MAX_ID + 1]; /* indexed by section id */
+	uint32_t count[CPOL_SEC_MAX_ID + 1];
 	struct emit_intern intern;
 	struct blob_error *err;
 };
@@ -458,6 +458,8 @@ static uint16_t emit_minor(const struct cpol_policy *p)
 		minor = CPOL_MINOR_CPU;
 	if (p->exec.npackages > 0)
 		minor = CPOL_MINOR_PACKAGES;
+	if (p->prov.has)
+		minor = CPOL_MINOR_PROVENANCE;
 	return minor;
 }
 
@@ -595,7 +597,44 @@ static int emit_constraints(struct emit_ctx *c, const struct cpol_policy *p)
 	return 0;
 }
 
-/* The walk: every section in id order, so strings are interned in one fixed
+/* 3.5's provenance, only in a policy that has it: without, the blob is
+ * byte for byte what a 3.4 writer made. */
+static int emit_sources(struct emit_ctx *c, const struct cpol_provenance *v)
+{
+	uint8_t *base;
+
+	if (!v->has)
+		return 0;
+	if (emit_records(c, CPOL_SEC_SOURCES, v->nsources, CPOL_SOURCE_BYTES, &base) < 0)
+		return -1;
+	for (uint32_t i = 0; i < v->nsources; i++) {
+		uint8_t *r = base + (size_t)i * CPOL_SOURCE_BYTES;
+
+		emit_put_u32(r + CPOL_SRC_ROLE, v->sources[i].role);
+		if (emit_str(c, r, CPOL_SRC_NAME, v->sources[i].name) < 0)
+			return -1;
+		memcpy(r + CPOL_SRC_SHA256, v->sources[i].sha256, 32);
+	}
+	return 0;
+}
+
+static int emit_lint(struct emit_ctx *c, const struct cpol_provenance *v)
+{
+	uint8_t *r;
+
+	if (!v->has)
+		return 0;
+	if (emit_records(c, CPOL_SEC_LINT, 1, CPOL_LINT_BYTES, &r) < 0 ||
+	    emit_str(c, r, CPOL_LINT_CATALOGUE, v->catalogue) < 0)
+		return -1;
+	emit_put_u32(r + CPOL_LINT_ERRORS, v->errors);
+	emit_put_u32(r + CPOL_LINT_WARNINGS, v->warnings);
+	emit_put_u32(r + CPOL_LINT_NOTES, v->notes);
+	emit_put_u32(r + CPOL_LINT_SUPPRESSED, v->suppressed);
+	return emit_strs(c, r, CPOL_LINT_RULES, &v->rules);
+}
+
+/* The walk: every section in table order, so strings are interned in one fixed
  * order (STRTAB, STRLIST and IDXLIST fill up as a side effect). */
 static int emit_walk(struct emit_ctx *c, const struct cpol_policy *p)
 {
@@ -606,6 +645,7 @@ static int emit_walk(struct emit_ctx *c, const struct cpol_policy *p)
 	    emit_executor(c, &p->exec) < 0 || emit_env(c, p) < 0 || emit_mounts(c, p) < 0 ||
 	    emit_seccomp(c, p) < 0 || emit_tools(c, p) < 0 || emit_params(c, p) < 0 ||
 	    emit_constraints(c, p) < 0 || emit_agents(c, p) < 0 || emit_outputs(c, p) < 0 ||
+	    emit_sources(c, &p->prov) < 0 || emit_lint(c, &p->prov) < 0 ||
 	    emit_signature(c, &p->signature) < 0)
 		return -1;
 	c->count[CPOL_SEC_STRTAB] = (uint32_t)c->sec[CPOL_SEC_STRTAB].len;
@@ -620,9 +660,10 @@ static size_t emit_align(size_t n)
 int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_error *err)
 {
 	struct emit_ctx c;
-	uint64_t offs[CPOL_SEC_COUNT + 1];
+	uint64_t offs[CPOL_SEC_MAX_ID + 1];
 	uint8_t *blob = NULL;
-	size_t total = CPOL_TABLE_END;
+	uint32_t nsec = p->prov.has ? CPOL_SEC_COUNT_PROV : CPOL_SEC_COUNT;
+	size_t total = CPOL_HEADER_SIZE + (size_t)nsec * CPOL_SEC_ENT_BYTES;
 	uint16_t minor;
 	int rc = -1;
 
@@ -635,9 +676,12 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	if (emit_walk(&c, p) < 0)
 		goto out;
 
-	/* Every section was capped at the blob limit, so this sum of fifteen
-	 * of them cannot overflow; the total is checked against the limit. */
-	for (int id = 1; id <= CPOL_SEC_COUNT; id++) {
+	/* Every section was capped at the blob limit, so this sum of
+	 * seventeen of them cannot overflow; the total is checked against the
+	 * limit. */
+	for (uint32_t i = 0; i < nsec; i++) {
+		uint32_t id = policy_section_at(nsec, i);
+
 		offs[id] = emit_align(total);
 		total = offs[id] + c.sec[id].len;
 	}
@@ -665,12 +709,13 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 		p->arch = CPOL_ARCH_X86_64;
 	emit_put_u32(blob + CPOL_HDR_ARCH, p->arch);
 	emit_put_u64(blob + CPOL_HDR_TOTAL_SIZE, total);
-	emit_put_u32(blob + CPOL_HDR_SECTION_COUNT, CPOL_SEC_COUNT);
-	emit_put_u32(blob + CPOL_HDR_TABLE_END, CPOL_TABLE_END);
-	for (int id = 1; id <= CPOL_SEC_COUNT; id++) {
-		uint8_t *e = blob + CPOL_HEADER_SIZE + (size_t)(id - 1) * CPOL_SEC_ENT_BYTES;
+	emit_put_u32(blob + CPOL_HDR_SECTION_COUNT, nsec);
+	emit_put_u32(blob + CPOL_HDR_TABLE_END, CPOL_HEADER_SIZE + nsec * CPOL_SEC_ENT_BYTES);
+	for (uint32_t i = 0; i < nsec; i++) {
+		uint32_t id = policy_section_at(nsec, i);
+		uint8_t *e = blob + CPOL_HEADER_SIZE + (size_t)i * CPOL_SEC_ENT_BYTES;
 
-		emit_put_u32(e + CPOL_SEC_ENT_ID, (uint32_t)id);
+		emit_put_u32(e + CPOL_SEC_ENT_ID, id);
 		emit_put_u32(e + CPOL_SEC_ENT_COUNT, c.count[id]);
 		emit_put_u64(e + CPOL_SEC_ENT_OFFSET, offs[id]);
 		emit_put_u64(e + CPOL_SEC_ENT_SIZE, c.sec[id].len);
@@ -690,7 +735,7 @@ int blob_emit(struct cpol_policy *p, uint8_t **out, size_t *outlen, struct blob_
 	rc = 0;
 out:
 	free(blob);
-	for (int id = 0; id <= CPOL_SEC_COUNT; id++)
+	for (int id = 0; id <= CPOL_SEC_MAX_ID; id++)
 		free(c.sec[id].data);
 	free(c.intern.slots);
 	return rc;

@@ -43,7 +43,7 @@ static cJSON *json_sections(const uint8_t *buf)
 	cJSON *a = cJSON_CreateArray();
 	uint32_t i;
 
-	for (i = 0; a != NULL && i < CPOL_SEC_COUNT; i++) {
+	for (i = 0; a != NULL && i < rd32(buf + CPOL_HDR_SECTION_COUNT); i++) {
 		const uint8_t *e = buf + CPOL_HEADER_SIZE + i * CPOL_SEC_ENT_BYTES;
 		cJSON *s = cJSON_CreateObject();
 		uint32_t id = rd32(e + CPOL_SEC_ENT_ID);
@@ -56,6 +56,38 @@ static cJSON *json_sections(const uint8_t *buf)
 		cJSON_AddItemToArray(a, s);
 	}
 	return a;
+}
+
+/* null in a blob without provenance (older than 3.5). */
+static cJSON *json_provenance(const struct cpol_provenance *v)
+{
+	cJSON *o, *a, *lint, *counts;
+	char hex[65];
+
+	if (!v->has)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(o, "sources");
+	for (uint32_t i = 0; i < v->nsources; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		sodium_bin2hex(hex, sizeof(hex), v->sources[i].sha256, 32);
+		cJSON_AddStringToObject(s, "role", policy_src_role_name(v->sources[i].role));
+		cJSON_AddStringToObject(s, "name", v->sources[i].name);
+		cJSON_AddStringToObject(s, "sha256", hex);
+		cJSON_AddItemToArray(a, s);
+	}
+	lint = cJSON_AddObjectToObject(o, "lint");
+	cJSON_AddStringToObject(lint, "catalogue", v->catalogue);
+	counts = cJSON_AddObjectToObject(lint, "counts");
+	cJSON_AddNumberToObject(counts, "error", v->errors);
+	cJSON_AddNumberToObject(counts, "warning", v->warnings);
+	cJSON_AddNumberToObject(counts, "note", v->notes);
+	cJSON_AddNumberToObject(lint, "suppressed", v->suppressed);
+	a = cJSON_AddArrayToObject(lint, "suppressedRules");
+	for (uint32_t i = 0; i < v->rules.n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v->rules.v[i]));
+	return o;
 }
 
 static cJSON *json_limits(const struct cpol_limits *l)
@@ -241,6 +273,7 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 		cJSON_AddItemToArray(arr, oo);
 	}
 
+	cJSON_AddItemToObject(root, "provenance", json_provenance(&p->prov));
 	sig = cJSON_AddObjectToObject(root, "signature");
 	if (p->signature.algo == CPOL_SIG_ED25519) {
 		key_id_hex(p->signature.keyid, kid);
@@ -302,6 +335,27 @@ static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_p
 		text_param(f, p, &p->params[prm->props.first + i], "items", indent + 2);
 }
 
+static void text_provenance(FILE *f, const struct cpol_provenance *v)
+{
+	char hex[65];
+
+	if (!v->has) {
+		fprintf(f, "\nprovenance: none (format older than 3.5)\n");
+		return;
+	}
+	fprintf(f, "\nprovenance: %u source files\n", v->nsources);
+	for (uint32_t i = 0; i < v->nsources; i++) {
+		sodium_bin2hex(hex, sizeof(hex), v->sources[i].sha256, 32);
+		fprintf(f, "  %-10s %s  %s\n", policy_src_role_name(v->sources[i].role), hex, v->sources[i].name);
+	}
+	fprintf(f, "  lint (catalogue %s): %u error%s, %u warning%s, %u note%s; %u suppressed", v->catalogue,
+		v->errors, v->errors == 1 ? "" : "s", v->warnings, v->warnings == 1 ? "" : "s", v->notes,
+		v->notes == 1 ? "" : "s", v->suppressed);
+	for (uint32_t i = 0; i < v->rules.n; i++)
+		fprintf(f, "%s%s", i ? " " : " (", v->rules.v[i]);
+	fprintf(f, "%s\n", v->rules.n ? ")" : "");
+}
+
 void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const uint8_t *buf, size_t len)
 {
 	const struct cpol_limits *l = &p->limits;
@@ -321,7 +375,7 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 	}
 
 	fprintf(f, "\nsections:\n  %2s %-12s %8s %8s %6s\n", "id", "name", "offset", "size", "count");
-	for (i = 0; i < CPOL_SEC_COUNT; i++) {
+	for (i = 0; i < rd32(buf + CPOL_HDR_SECTION_COUNT); i++) {
 		const uint8_t *ent = buf + CPOL_HEADER_SIZE + i * CPOL_SEC_ENT_BYTES;
 		uint32_t id = rd32(ent + CPOL_SEC_ENT_ID);
 
@@ -463,4 +517,5 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		if (p->tools[i].constraints.count > 0)
 			fprintf(f, "  %s: %u constraint%s, %u instructions\n", p->tools[i].id, constraint_count(p, i),
 				constraint_count(p, i) == 1 ? "" : "s", p->tools[i].constraints.count);
+	text_provenance(f, &p->prov);
 }

@@ -56,7 +56,8 @@ struct blob_loader {
 	size_t len;
 	struct blob_error *err;
 	struct cpol_policy *p;
-	struct blob_sec sec[CPOL_SEC_COUNT + 1]; /* by section id */
+	struct blob_sec sec[CPOL_SEC_MAX_ID + 1]; /* by section id */
+	uint32_t nsec; /* table entries: CPOL_SEC_COUNT, or _PROV from 3.5 */
 
 	const char *strtab; /* arena copy of STRTAB */
 	uint32_t strtab_size;
@@ -77,7 +78,7 @@ struct blob_rec {
 };
 
 /* Bytes per record, by section id (STRTAB counts bytes). */
-static const uint32_t blob_rec_size[CPOL_SEC_COUNT + 1] = {
+static const uint32_t blob_rec_size[CPOL_SEC_MAX_ID + 1] = {
 	0,
 	1,
 	CPOL_STR_BYTES,
@@ -94,6 +95,8 @@ static const uint32_t blob_rec_size[CPOL_SEC_COUNT + 1] = {
 	CPOL_AGENT_BYTES,
 	CPOL_OUTPUT_BYTES,
 	CPOL_SIGNATURE_BYTES,
+	CPOL_SOURCE_BYTES,
+	CPOL_LINT_BYTES,
 };
 
 /*
@@ -370,15 +373,23 @@ static int blob_read_header(struct blob_loader *L, uint32_t want_arch)
 		return blob_fail(L, &h, CPOL_HDR_TOTAL_SIZE, "total_size",
 				 "The blob is %llu bytes; the format allows at most %u.",
 				 (unsigned long long)total, CPOL_MAX_BLOB_SIZE);
-	if (nsec != CPOL_SEC_COUNT)
+	/* 15 sections always; 17 (with SOURCES and LINT) only from 3.5, so
+	 * the section count cannot smuggle a layout past the minor. */
+	if (nsec != CPOL_SEC_COUNT && !(nsec == CPOL_SEC_COUNT_PROV && minor >= CPOL_MINOR_PROVENANCE))
 		return blob_fail(L, &h, CPOL_HDR_SECTION_COUNT, "section_count",
-				 "The header lists %u sections; format %u.%u has exactly %u.",
-				 (unsigned)nsec, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR, CPOL_SEC_COUNT);
-	if (tend != CPOL_TABLE_END)
+				 "The header lists %u sections; a format %u.%u blob has %u%s.", (unsigned)nsec,
+				 (unsigned)major, (unsigned)minor, CPOL_SEC_COUNT,
+				 minor >= CPOL_MINOR_PROVENANCE ? " or 17 (with provenance)" : "");
+	if (tend != CPOL_HEADER_SIZE + nsec * CPOL_SEC_ENT_BYTES)
 		return blob_fail(L, &h, CPOL_HDR_TABLE_END, "table_end",
-				 "The section table ends at %u; in format %u.%u it ends at %u.",
-				 (unsigned)tend, CPOL_VERSION_MAJOR, CPOL_VERSION_MINOR,
-				 (unsigned)CPOL_TABLE_END);
+				 "The section table ends at %u; with %u sections it ends at %u.",
+				 (unsigned)tend, (unsigned)nsec,
+				 (unsigned)(CPOL_HEADER_SIZE + nsec * CPOL_SEC_ENT_BYTES));
+	if (L->len < tend)
+		return blob_fail(L, &h, CPOL_HDR_TABLE_END, "table_end",
+				 "The blob is %zu bytes long; its header and section table alone take %u.",
+				 L->len, (unsigned)tend);
+	L->nsec = (uint32_t)nsec;
 	L->p->major = (uint16_t)major;
 	L->p->minor = (uint16_t)minor;
 	L->p->arch = (uint32_t)arch;
@@ -397,11 +408,18 @@ static int blob_check_count(struct blob_loader *L, const struct blob_rec *e, int
 	case CPOL_SEC_META:
 	case CPOL_SEC_LIMITS:
 	case CPOL_SEC_EXECUTOR:
+	case CPOL_SEC_LINT:
 	case CPOL_SEC_SIGNATURE:
 		if (n != 1)
 			return blob_fail(L, e, CPOL_SEC_ENT_COUNT, "count",
 					 "The %s section holds %u records; it must hold exactly one.",
 					 policy_section_name((uint32_t)id), n);
+		break;
+	case CPOL_SEC_SOURCES:
+		if (n < 2 || n > CPOL_MAX_SOURCES)
+			return blob_fail(L, e, CPOL_SEC_ENT_COUNT, "count",
+					 "The sources section holds %u records; a compile reads 2 to %u files.", n,
+					 CPOL_MAX_SOURCES);
 		break;
 	case CPOL_SEC_SECCOMP:
 		if (n > CPOL_MAX_SECCOMP_INSNS)
@@ -434,10 +452,10 @@ static uint32_t blob_sec_rec_size(const struct blob_loader *L, int id, uint64_t 
 
 static int blob_read_table(struct blob_loader *L)
 {
-	uint64_t end = CPOL_TABLE_END; /* end of the previous section */
+	uint64_t end = CPOL_HEADER_SIZE + (uint64_t)L->nsec * CPOL_SEC_ENT_BYTES; /* previous end */
 
-	for (uint32_t i = 0; i < CPOL_SEC_COUNT; i++) {
-		int id = (int)i + 1;
+	for (uint32_t i = 0; i < L->nsec; i++) {
+		int id = (int)policy_section_at(L->nsec, i);
 		struct blob_rec e = { L->buf + CPOL_HEADER_SIZE + (size_t)i * CPOL_SEC_ENT_BYTES,
 				      CPOL_SEC_ENT_BYTES, CPOL_HEADER_SIZE + (uint64_t)i * CPOL_SEC_ENT_BYTES,
 				      "section", i };
@@ -451,8 +469,8 @@ static int blob_read_table(struct blob_loader *L)
 			return -1;
 		if (sid != (uint32_t)id)
 			return blob_fail(L, &e, CPOL_SEC_ENT_ID, "id",
-					 "Section-table entry %u has id %u; entries list ids 1..%u in order, so it must be %d (%s).",
-					 i, sid, CPOL_SEC_COUNT, id, policy_section_name((uint32_t)id));
+					 "Section-table entry %u has id %u; in a table of %u entries it must be %d (%s).",
+					 i, sid, L->nsec, id, policy_section_name((uint32_t)id));
 		/* end <= len <= CPOL_MAX_BLOB_SIZE, so rounding cannot wrap. */
 		want = (end + CPOL_ALIGN - 1) & ~(uint64_t)(CPOL_ALIGN - 1);
 		if (off != want)
@@ -1784,6 +1802,84 @@ static int blob_read_outputs(struct blob_loader *L)
 	return 0;
 }
 
+/* ---- provenance (3.5) --------------------------------------------------- */
+
+/* The sources come in the order the compile read them: one descriptor,
+ * then inventories, then policy files, so a role never goes back. */
+static int blob_read_sources(struct blob_loader *L)
+{
+	struct cpol_provenance *v = &L->p->prov;
+	uint32_t n = L->sec[CPOL_SEC_SOURCES].count;
+	struct blob_rec r = { NULL, 0, L->sec[CPOL_SEC_SOURCES].off, "sources", CPOL_NONE };
+	void *a;
+
+	if (blob_alloc(L, &r, n, sizeof(*v->sources), &a) < 0)
+		return -1;
+	v->sources = a;
+	v->nsources = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cpol_source *s = &v->sources[i];
+		uint32_t want = i == 0 ? CPOL_SRC_DESCRIPTOR : i == 1 ? CPOL_SRC_INVENTORY : CPOL_NONE;
+
+		if (blob_rec_at(L, CPOL_SEC_SOURCES, i, &r) < 0 ||
+		    blob_u32(L, &r, CPOL_SRC_ROLE, "role", &s->role) < 0)
+			return -1;
+		if (s->role > CPOL_SRC_POLICY)
+			return blob_fail(L, &r, CPOL_SRC_ROLE, "role", "Source role %u is not known.", s->role);
+		if (want != CPOL_NONE && s->role != want)
+			return blob_fail(L, &r, CPOL_SRC_ROLE, "role",
+					 "Source %u is a %s; the sources start with one descriptor and then at least one inventory.",
+					 i, policy_src_role_name(s->role));
+		if (i > 1 && (s->role == CPOL_SRC_DESCRIPTOR || s->role < v->sources[i - 1].role))
+			return blob_fail(L, &r, CPOL_SRC_ROLE, "role",
+					 "Source %u is a %s after a %s; the sources are the descriptor, the inventories, then the policy files.",
+					 i, policy_src_role_name(s->role), policy_src_role_name(v->sources[i - 1].role));
+		if (blob_zero32(L, &r, CPOL_SRC_RESERVED, "reserved") < 0 ||
+		    blob_str(L, &r, CPOL_SRC_NAME, "name", &s->name) < 0 ||
+		    blob_nonempty(L, &r, CPOL_SRC_NAME, "name", s->name) < 0)
+			return -1;
+		memcpy(s->sha256, r.p + CPOL_SRC_SHA256, sizeof(s->sha256));
+	}
+	return 0;
+}
+
+static int blob_read_lint(struct blob_loader *L)
+{
+	struct cpol_provenance *v = &L->p->prov;
+	struct blob_rec r;
+
+	if (blob_rec_at(L, CPOL_SEC_LINT, 0, &r) < 0)
+		return -1;
+	r.index = CPOL_NONE;
+	if (blob_str(L, &r, CPOL_LINT_CATALOGUE, "catalogue", &v->catalogue) < 0 ||
+	    blob_nonempty(L, &r, CPOL_LINT_CATALOGUE, "catalogue", v->catalogue) < 0 ||
+	    blob_u32(L, &r, CPOL_LINT_ERRORS, "errors", &v->errors) < 0 ||
+	    blob_u32(L, &r, CPOL_LINT_WARNINGS, "warnings", &v->warnings) < 0 ||
+	    blob_u32(L, &r, CPOL_LINT_NOTES, "notes", &v->notes) < 0 ||
+	    blob_u32(L, &r, CPOL_LINT_SUPPRESSED, "suppressed", &v->suppressed) < 0 ||
+	    blob_strs(L, &r, CPOL_LINT_RULES, "rules", &v->rules) < 0)
+		return -1;
+	/* Each rule id names at least one suppressed finding. */
+	if (v->rules.n > v->suppressed)
+		return blob_fail(L, &r, CPOL_LINT_RULES, "rules",
+				 "%u rules are listed as suppressed, but only %u findings were.", v->rules.n,
+				 v->suppressed);
+	for (uint32_t i = 0; i < v->rules.n; i++)
+		if (blob_nonempty(L, &r, CPOL_LINT_RULES, "rules", v->rules.v[i]) < 0 ||
+		    blob_check_order(L, &r, CPOL_LINT_RULES, "rules", i ? v->rules.v[i - 1] : NULL,
+				     v->rules.v[i]) < 0)
+			return -1;
+	v->has = 1;
+	return 0;
+}
+
+static int blob_read_provenance(struct blob_loader *L)
+{
+	if (L->nsec != CPOL_SEC_COUNT_PROV)
+		return 0;
+	return blob_read_sources(L) < 0 || blob_read_lint(L) < 0 ? -1 : 0;
+}
+
 /* Verifying the signature needs a trusted key and is done by the caller;
  * here the record only has to be well formed. */
 static int blob_read_signature(struct blob_loader *L)
@@ -1840,7 +1936,8 @@ int blob_load(const uint8_t *buf, size_t len, uint32_t want_arch, struct cpol_po
 	    blob_read_tools(&L) < 0 || blob_read_params(&L) < 0 || blob_check_forest(&L) < 0 ||
 	    blob_read_constraints(&L) < 0 ||
 	    constraint_verify(out, L.sec[CPOL_SEC_TOOLS].off, L.sec[CPOL_SEC_CONSTRAINTS].off, err) < 0 ||
-	    blob_read_agents(&L) < 0 || blob_read_outputs(&L) < 0 || blob_read_signature(&L) < 0)
+	    blob_read_agents(&L) < 0 || blob_read_outputs(&L) < 0 || blob_read_provenance(&L) < 0 ||
+	    blob_read_signature(&L) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -1870,8 +1967,12 @@ void blob_hash(const uint8_t *buf, size_t sig_off, uint8_t out[32])
 
 uint64_t blob_sig_offset(const uint8_t *buf)
 {
-	const uint8_t *e = buf + CPOL_HEADER_SIZE +
-			   (size_t)(CPOL_SEC_SIGNATURE - 1) * CPOL_SEC_ENT_BYTES + CPOL_SEC_ENT_OFFSET;
+	/* SIGNATURE is the last entry of either table. */
+	uint32_t nsec = (uint32_t)buf[CPOL_HDR_SECTION_COUNT] | (uint32_t)buf[CPOL_HDR_SECTION_COUNT + 1] << 8 |
+			(uint32_t)buf[CPOL_HDR_SECTION_COUNT + 2] << 16 |
+			(uint32_t)buf[CPOL_HDR_SECTION_COUNT + 3] << 24;
+	size_t last = nsec == CPOL_SEC_COUNT_PROV ? CPOL_SEC_COUNT_PROV - 1 : CPOL_SEC_COUNT - 1;
+	const uint8_t *e = buf + CPOL_HEADER_SIZE + last * CPOL_SEC_ENT_BYTES + CPOL_SEC_ENT_OFFSET;
 	uint64_t v = 0;
 
 	for (int i = 0; i < 8; i++)

@@ -34,7 +34,9 @@
 #include "cordon/version.h"
 #include "runtime/hostid.h"
 #include "runtime/ledger/ledger.h"
+#include "runtime/lint_gate.h"
 #include "runtime/run.h"
+#include "runtime/trust_dir.h"
 #include "runtime/serve/serve.h"
 
 #define EXIT_NO 1
@@ -50,6 +52,7 @@ static void usage(FILE *f)
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
 		   "      [--agent NAME] [--run-dir DIR] [--out DIR] [--trusted-key KEY.pub]\n"
 		   "      [--state-dir DIR] [--secrets FILE] [--host-ids FIRST:COUNT]\n"
+		   "      [--trust-dir DIR] [--allow-unsigned] [--require-lint-clean[=LEVEL]]\n"
 		   "                 run FILE (Python; - or /dev/stdin: read it from standard\n"
 		   "                 input) in the sandbox the policy describes and\n"
 		   "                 print one result JSON.  The program calls the tools of\n"
@@ -67,6 +70,15 @@ static void usage(FILE *f)
 		   "                 this run from --host-ids (FIRST:COUNT or FIRST-LAST,\n"
 		   "                 default " HOSTID_RANGE_DEFAULT_TEXT "), one that no account,\n"
 		   "                 group, subordinate range or other run has.\n"
+		   "                 Signatures: --trusted-key demands that key; else when\n"
+		   "                 the trust directory (" CORDON_TRUST_DIR ",\n"
+		   "                 or --trust-dir DIR) holds *.pub keys, the policy must be\n"
+		   "                 signed by one of them unless --allow-unsigned (the\n"
+		   "                 result says so); a trust directory or key another\n"
+		   "                 user could write is refused.  --require-lint-clean\n"
+		   "                 refuses a policy whose recorded lint verdict has errors\n"
+		   "                 (=warning: or warnings, =note: any finding) or that\n"
+		   "                 records none (compiled before format 3.5).\n"
 		   "                 Exit 0 succeeded, 1 failed or a\n"
 		   "                 limit was hit, 124 timed out, 125 harness error,\n"
 		   "                 130 cancelled, 2 usage error\n"
@@ -76,10 +88,14 @@ static void usage(FILE *f)
 		   "      [--queue-timeout S] [--max-body BYTES] [--body-timeout S]\n"
 		   "      [--inline-max BYTES] [--retain-seconds S] [--grace S]\n"
 		   "      [--work-dir DIR] [--state-dir DIR] [--secrets FILE]\n"
-		   "      [--host-ids FIRST:COUNT]\n"
+		   "      [--host-ids FIRST:COUNT] [--trust-dir DIR]\n"
+		   "      [--require-lint-clean[=LEVEL]]\n"
 		   "                 run executions for many requests over HTTP/1.1 + JSON\n"
 		   "                 (docs/man/cordon.1): every *.cpol blob of --policies,\n"
-		   "                 each signed by --trusted-key (checked again on SIGHUP);\n"
+		   "                 each signed by --trusted-key, or without it by a key of\n"
+		   "                 the trust directory (" CORDON_TRUST_DIR " or\n"
+		   "                 --trust-dir DIR; checked again on SIGHUP), and with\n"
+		   "                 --require-lint-clean held to its recorded lint verdict;\n"
 		   "                 a Unix socket (--socket-mode, default 0660) and/or TCP\n"
 		   "                 (--listen, bearer tokens from --tokens); --pool warm\n"
 		   "                 sandboxes per (app, agent) (default 2, 0 none);\n"
@@ -93,10 +109,11 @@ static void usage(FILE *f)
 		   "                 SIGHUP reloads the policies, SIGTERM drains (--grace s,\n"
 		   "                 default 30, then running executions are cancelled).\n"
 		   "                 Exit 0 after a drain, 1 could not start, 2 usage error\n"
-		   "  check-policy [--trusted-key KEY.pub] BLOB\n"
+		   "  check-policy [--trusted-key KEY.pub] [--trust-dir DIR] BLOB\n"
 		   "                 load and validate BLOB exactly as a run would: format,\n"
 		   "                 arch of this host, every field, SHA-256, and with\n"
-		   "                 --trusted-key an Ed25519 signature by that key\n"
+		   "                 --trusted-key an Ed25519 signature by that key, else\n"
+		   "                 one by a key of the trust directory when it holds any\n"
 		   "  ledger list [--app APP] [--tool TOOL] [--tenant T] [--user U]\n"
 		   "      [--state pending|done|in_doubt] [--json]\n"
 		   "  ledger show [--tenant T] [--user U] [--json] APP TOOL MESSAGE_ID\n"
@@ -124,20 +141,23 @@ static void usage(FILE *f)
 static int cmd_check_policy(int argc, char **argv)
 {
 	static const struct option opts[] = { { "trusted-key", required_argument, NULL, 'k' },
+					      { "trust-dir", required_argument, NULL, 'T' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct blob_map m = { NULL, 0 };
 	struct cpol_policy p;
 	struct blob_error be;
+	struct trust_verdict tv;
 	struct pubkey key;
-	const char *keypath = NULL;
-	char err[512], hex[65];
+	const char *keypath = NULL, *trust_dir = NULL;
+	char err[1024], hex[65];
 	int c, rc = EXIT_USAGE;
 
 	policy_init(&p);
 	while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': keypath = optarg; break;
+		case 'T': trust_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}
@@ -160,13 +180,15 @@ static int cmd_check_policy(int argc, char **argv)
 			argv[optind], be.msg, be.field, (unsigned long long)be.offset);
 		goto out;
 	}
-	if (keypath != NULL && sig_verify_policy(&p, &key, err, sizeof(err)) != 0) {
+	/* As a run decides: --trusted-key, else the trust directory. */
+	if (trust_check(&p, keypath, trust_dir, 0, &tv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordon check-policy: %s: refused: %s\n", argv[optind], err);
 		goto out;
 	}
 	sodium_bin2hex(hex, sizeof(hex), p.sha256, 32);
-	printf("%s: ok: app %s, sha256 %s, %s\n", argv[optind], p.meta.app, hex,
-	       keypath ? "signature verified" : (p.signature.algo ? "signed (not checked)" : "unsigned"));
+	printf("%s: ok: app %s, sha256 %s, %s%s%s\n", argv[optind], p.meta.app, hex,
+	       tv.verified ? "signature verified" : (p.signature.algo ? "signed (not checked)" : "unsigned"),
+	       tv.verified && tv.dir[0] ? " by " : "", tv.verified && tv.dir[0] ? tv.key : "");
 	rc = 0;
 out:
 	policy_free(&p);
@@ -189,14 +211,19 @@ static int cmd_run(int argc, char **argv)
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
+					      { "trust-dir", required_argument, NULL, 'T' },
+					      { "allow-unsigned", no_argument, NULL, 'U' },
+					      { "require-lint-clean", optional_argument, NULL, 'L' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct run_opts o;
+	enum lint_gate_level lv;
 	struct hostid_range hr;
 	char err[256];
 	int c;
 
 	memset(&o, 0, sizeof(o));
+	o.lint_level = LINT_GATE_OFF;
 	while ((c = getopt_long(argc, argv, "+p:c:i:x:a:d:o:k:s:S:H:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.policy = optarg; break;
@@ -216,6 +243,15 @@ static int cmd_run(int argc, char **argv)
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
+		case 'T': o.trust_dir = optarg; break;
+		case 'U': o.allow_unsigned = 1; break;
+		case 'L':
+			if (lint_gate_parse(optarg, &lv) != 0) {
+				fprintf(stderr, "cordon run: --require-lint-clean takes error, warning or note\n");
+				return EXIT_USAGE;
+			}
+			o.lint_level = lv;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cordon --help'.\n"); return EXIT_USAGE;
 		}
@@ -338,7 +374,7 @@ static int listen_ok(const char *text)
 static int cmd_serve(int argc, char **argv)
 {
 	enum { O_SOCKET_MODE = 256, O_SOCKET_GROUP, O_MAX_CONC, O_QUEUE_TIMEOUT, O_MAX_BODY, O_BODY_TIMEOUT,
-	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR };
+	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN };
 	static const struct option opts[] = { { "policies", required_argument, NULL, 'p' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "socket", required_argument, NULL, 'u' },
@@ -359,9 +395,12 @@ static int cmd_serve(int argc, char **argv)
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
+					      { "trust-dir", required_argument, NULL, O_TRUST_DIR },
+					      { "require-lint-clean", optional_argument, NULL, O_LINT_CLEAN },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct serve_opts o;
+	enum lint_gate_level lv;
 	struct hostid_range hr;
 	struct sigaction sa;
 	sigset_t block;
@@ -370,6 +409,7 @@ static int cmd_serve(int argc, char **argv)
 	int c;
 
 	memset(&o, 0, sizeof(o));
+	o.lint_level = LINT_GATE_OFF;
 	o.socket_mode = SERVE_DEFAULT_SOCKET_MODE;
 	o.pool = SERVE_DEFAULT_POOL;
 	o.queue = SERVE_DEFAULT_QUEUE;
@@ -448,6 +488,12 @@ static int cmd_serve(int argc, char **argv)
 				return serve_usage("--work-dir '%s': an absolute path", optarg);
 			o.work_dir = optarg;
 			break;
+		case O_TRUST_DIR: o.trust_dir = optarg; break;
+		case O_LINT_CLEAN:
+			if (lint_gate_parse(optarg, &lv) != 0)
+				return serve_usage("--require-lint-clean='%s': error, warning or note", optarg);
+			o.lint_level = lv;
+			break;
 		case 's': o.state_dir = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
@@ -459,8 +505,9 @@ static int cmd_serve(int argc, char **argv)
 		return serve_usage("unexpected argument '%s'", argv[optind]);
 	if (o.policies == NULL)
 		return serve_usage("needs --policies DIR (the signed *.cpol blobs)");
-	if (o.trusted_key == NULL)
-		return serve_usage("needs --trusted-key KEY.pub: a server runs signed policies only");
+	/* Without --trusted-key the trust directory's keys sign (checked,
+	 * with a message naming it, when the policies load). */
+
 	if (o.socket == NULL && o.listen == NULL)
 		return serve_usage("needs --socket PATH, --listen ADDR:PORT, or both");
 	if (o.listen != NULL && o.tokens == NULL)

@@ -19,8 +19,10 @@
 #include "cordon/blob.h"
 #include "cordon/keys.h"
 #include "runtime/context.h"
+#include "runtime/lint_gate.h"
 #include "runtime/run.h"
 #include "runtime/supervise/export.h"
+#include "runtime/trust_dir.h"
 
 /* What a path that is not a regular file is, for the message. */
 static const char *run_file_kind(mode_t m)
@@ -165,12 +167,12 @@ struct run_req {
 	struct sandbox_file inputs[RUN_MAX_INPUTS];
 	char *data[RUN_MAX_INPUTS];
 	cJSON *context;
+	struct trust_verdict trust;
 };
 
 static int run_policy(const struct run_opts *o, struct run_req *r, struct sandbox_err *e)
 {
 	struct blob_error be;
-	struct pubkey key;
 	char err[512];
 
 	if (blob_map_file(o->policy, &r->map, &be) != 0) {
@@ -184,13 +186,40 @@ static int run_policy(const struct run_opts *o, struct run_req *r, struct sandbo
 			 be.field, (unsigned long long)be.offset);
 		return -1;
 	}
-	if (o->trusted_key != NULL && (key_read_public(o->trusted_key, &key, err, sizeof(err)) != 0 ||
-				       sig_verify_policy(&r->pol, &key, err, sizeof(err)) != 0)) {
+	if (trust_check(&r->pol, o->trusted_key, o->trust_dir, o->allow_unsigned, &r->trust, err, sizeof(err)) != 0) {
 		snprintf(e->stage, sizeof(e->stage), "signature");
 		snprintf(e->msg, sizeof(e->msg), "%s", err);
 		return -1;
 	}
+	if (lint_gate_check(&r->pol, o->lint_level, err, sizeof(err)) != 0) {
+		snprintf(e->stage, sizeof(e->stage), "policy");
+		snprintf(e->msg, sizeof(e->msg), "%s", err);
+		return -1;
+	}
 	return 0;
+}
+
+/* Which key let the policy in, and from where: evidence beside the
+ * sandbox's own (enforcement.policySignature). */
+static void run_trust_json(cJSON *res, const struct trust_verdict *v)
+{
+	cJSON *enf = cJSON_GetObjectItemCaseSensitive(res, "enforcement");
+	cJSON *o;
+
+	if (!cJSON_IsObject(enf) || (o = cJSON_AddObjectToObject(enf, "policySignature")) == NULL)
+		return;
+	cJSON_AddStringToObject(o, "source", v->source);
+	cJSON_AddBoolToObject(o, "verified", v->verified);
+	if (v->keyid[0])
+		cJSON_AddStringToObject(o, "keyId", v->keyid);
+	else
+		cJSON_AddNullToObject(o, "keyId");
+	if (v->key[0])
+		cJSON_AddStringToObject(o, "key", v->key);
+	if (v->dir[0])
+		cJSON_AddStringToObject(o, "trustDir", v->dir);
+	if (v->allowed_unsigned)
+		cJSON_AddBoolToObject(o, "allowUnsigned", 1);
 }
 
 /* The request from files: context first (a bad one is the caller's
@@ -329,6 +358,8 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 			run_cancel_reason(o->cancel_fd, sb);
 	}
 	res = sandbox_reduce(sb, &ro, &rc);
+	if (res != NULL && pre == 0)
+		run_trust_json(res, &r->trust);
 	text = res ? cJSON_PrintUnformatted(res) : NULL;
 	if (text == NULL)
 		goto oom;

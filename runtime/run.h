@@ -23,6 +23,9 @@ struct run_opts {
 	const char *run_dir;     /* NULL: nothing kept (the run touches no disk) */
 	const char *out;         /* --out DIR: the artifacts copied there; NULL: none */
 	const char *trusted_key;
+	const char *trust_dir;   /* --trust-dir DIR; NULL: CORDON_TRUST_DIR (runtime/trust_dir.h) */
+	int allow_unsigned;      /* --allow-unsigned: run what the trust directory would refuse */
+	int lint_level;          /* --require-lint-clean[=LEVEL]: enum lint_gate_level; LINT_GATE_OFF */
 	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
 	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */
 	/* --host-ids FIRST:COUNT or FIRST-LAST, already checked by

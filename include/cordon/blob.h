@@ -43,8 +43,9 @@ int blob_load(const uint8_t *buf, size_t len, uint32_t want_arch, struct cpol_po
  * it. */
 void blob_hash(const uint8_t *buf, size_t sig_off, uint8_t out[32]);
 
-/* Offset of the signature section, read from a blob that blob_load()
- * accepted. */
+/* Offset of the signature section, read from the last table entry (entry
+ * 14 of 15, or 16 of 17 in a 3.5 blob with provenance): a blob that
+ * blob_load() accepted, or at least CPOL_TABLE_END_PROV bytes. */
 uint64_t blob_sig_offset(const uint8_t *buf);
 
 /*

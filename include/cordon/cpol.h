@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 3.2.
+ * cpol.h - the on-disk policy blob (.cpol), format 3.5.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
@@ -41,7 +41,7 @@
  * is guessed.)  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 4
+#define CPOL_VERSION_MINOR 5
 /* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
  * writer stamps a blob with the oldest minor that can hold it, so a policy
  * without preloads is byte for byte a 3.0 blob and older runtimes still
@@ -61,6 +61,14 @@
  * LIMITS: only a blob that declares packages has the longer record and
  * minor 4. */
 #define CPOL_MINOR_PACKAGES 4
+/* 3.5 adds two sections after OUTPUTS, SOURCES and LINT: the provenance
+ * `cordonc compile` records (the SHA-256 of every source file, the lint
+ * verdict).  A blob that has them lists 17 sections, one that does not
+ * lists the 15 it always had and keeps its bytes and older minor.  They go
+ * before SIGNATURE, which stays the last entry and the last section, so
+ * the hash (everything before the signature) covers them and a signature
+ * signs them. */
+#define CPOL_MINOR_PROVENANCE 5
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -107,9 +115,17 @@ enum cpol_section {
 	CPOL_SEC_AGENTS = 13,     /* sorted by name */
 	CPOL_SEC_OUTPUTS = 14,    /* sorted by path */
 	CPOL_SEC_SIGNATURE = 15,  /* one record, always last */
+	CPOL_SEC_SOURCES = 16,    /* 3.5: the source files and their SHA-256 */
+	CPOL_SEC_LINT = 17,       /* 3.5: one record, the lint verdict */
 };
+/* A blob without provenance lists ids 1..15 in id order; one with it (3.5)
+ * lists 1..14, 16, 17, 15: SIGNATURE is always the last entry and the last
+ * section (policy_section_at()). */
 #define CPOL_SEC_COUNT 15
+#define CPOL_SEC_COUNT_PROV 17
+#define CPOL_SEC_MAX_ID 17
 #define CPOL_TABLE_END (CPOL_HEADER_SIZE + CPOL_SEC_COUNT * CPOL_SEC_ENT_BYTES)
+#define CPOL_TABLE_END_PROV (CPOL_HEADER_SIZE + CPOL_SEC_COUNT_PROV * CPOL_SEC_ENT_BYTES)
 
 /* A string reference: 8 bytes. */
 #define CPOL_STR_OFF 0 /* u32 into STRTAB */
@@ -268,6 +284,28 @@ enum cpol_type {
 	CPOL_T_ARRAY = 5,
 	CPOL_T_OBJECT = 6,
 };
+/* SOURCES record (3.5): one source file of the compile, in the order the
+ * compile read them: the descriptor first (exactly one), then the
+ * inventories in command-line order (at least one), then the seccomp policy
+ * files in the order they were read. */
+#define CPOL_SRC_ROLE 0     /* u32: enum cpol_src_role, never decreasing */
+#define CPOL_SRC_RESERVED 4 /* u32, zero */
+#define CPOL_SRC_NAME 8     /* str: non-empty; see docs/provenance.md */
+#define CPOL_SRC_SHA256 16  /* u8[32]: SHA-256 of the file's bytes */
+#define CPOL_SOURCE_BYTES 48
+#define CPOL_MAX_SOURCES 4096u
+enum cpol_src_role { CPOL_SRC_DESCRIPTOR = 0, CPOL_SRC_INVENTORY = 1, CPOL_SRC_POLICY = 2 };
+
+/* LINT record (3.5): the verdict of the rule catalogue over the sources,
+ * at the catalogue's default levels, inline suppressions honoured. */
+#define CPOL_LINT_CATALOGUE 0   /* str: catalogue version, non-empty */
+#define CPOL_LINT_ERRORS 8      /* u32: active findings at level error */
+#define CPOL_LINT_WARNINGS 12   /* u32 */
+#define CPOL_LINT_NOTES 16      /* u32 */
+#define CPOL_LINT_SUPPRESSED 20 /* u32: findings an inline directive suppressed */
+#define CPOL_LINT_RULES 24      /* list -> STRLIST: their rule ids, strictly ascending */
+#define CPOL_LINT_BYTES 32
+
 enum cpol_sig_algo { CPOL_SIG_NONE = 0, CPOL_SIG_ED25519 = 1 };
 
 #define CPOL_EXE_F_LANDLOCK 0x1u

@@ -165,6 +165,24 @@ struct cpol_signature {
 	uint8_t sig[64];
 };
 
+/* Provenance (3.5, SOURCES and LINT): what the blob was compiled from.
+ * has is 0 in a blob without it (older, or built by blob_emit() from a
+ * policy no compile filled in). */
+struct cpol_source {
+	uint32_t role; /* enum cpol_src_role */
+	const char *name;
+	uint8_t sha256[32];
+};
+
+struct cpol_provenance {
+	int has;
+	struct cpol_source *sources;
+	uint32_t nsources;
+	const char *catalogue;
+	uint32_t errors, warnings, notes, suppressed;
+	struct cpol_strs rules; /* suppressed rule ids, strictly ascending */
+};
+
 struct cpol_policy {
 	struct arena arena;
 	uint16_t major, minor;
@@ -192,6 +210,7 @@ struct cpol_policy {
 	uint32_t nagents;
 	struct cpol_output *outputs;
 	uint32_t noutputs;
+	struct cpol_provenance prov;
 	struct cpol_signature signature;
 };
 
@@ -205,6 +224,10 @@ const char *policy_network_name(uint32_t net);
 const char *policy_mount_type_name(uint32_t type);
 const char *policy_run_as_name(uint32_t run_as); /* "dedicated", "supervisor", "user", "ids"; "?" */
 const char *policy_section_name(uint32_t id); /* "strtab", ...; "?" when unknown */
+/* The section id at entry i of a table of nsec entries (CPOL_SEC_COUNT or
+ * CPOL_SEC_COUNT_PROV): the one place that knows 3.5's order. */
+uint32_t policy_section_at(uint32_t nsec, uint32_t i);
+const char *policy_src_role_name(uint32_t role); /* "descriptor", "inventory", "policy"; "?" */
 
 /* 1 when s is a name executor.preload takes: a dotted Python identifier,
  * [A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*, of 1 to

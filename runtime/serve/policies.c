@@ -17,12 +17,14 @@
 #include <sodium.h>
 
 #include "runtime/client/agent_doc.h"
+#include "runtime/lint_gate.h"
 #include "runtime/serve/policies.h"
 
 struct policy_store {
 	pthread_mutex_t mu;          /* guards cur */
 	struct policy_set *cur;
-	char *dir, *key_path;
+	char *dir, *key_path, *trust_dir; /* key_path NULL: the trust directory's keys */
+	int lint_level;              /* enum lint_gate_level */
 	pthread_mutex_t reload_mu;   /* one reload at a time */
 };
 
@@ -102,10 +104,12 @@ const char *policy_entry_python(struct policy_entry *e)
 	return v;
 }
 
-/* One blob, loaded and verified as `cordon run --trusted-key` would. */
-static int entry_load(const char *dir, const char *name, const struct pubkey *key, struct policy_entry **out,
-		      char *err, size_t n)
+/* One blob, loaded and verified as `cordon run --trusted-key` would, and
+ * held to --require-lint-clean. */
+static int entry_load(const char *dir, const char *name, const struct trust_keys *keys, int lint_level,
+		      struct policy_entry **out, char *err, size_t n)
 {
+	size_t which;
 	struct policy_entry *e = calloc(1, sizeof(*e));
 	struct blob_error be;
 	char path[PATH_MAX], serr[512];
@@ -136,7 +140,8 @@ static int entry_load(const char *dir, const char *name, const struct pubkey *ke
 			 (unsigned long long)be.offset);
 		goto out;
 	}
-	if (sig_verify_policy(&e->pol, key, serr, sizeof(serr)) != 0) {
+	if (trust_keys_verify(keys, &e->pol, &which, serr, sizeof(serr)) != 0 ||
+	    lint_gate_check(&e->pol, (enum lint_gate_level)lint_level, serr, sizeof(serr)) != 0) {
 		snprintf(err, n, "%s: refused: %s", path, serr);
 		goto out;
 	}
@@ -244,7 +249,7 @@ static struct policy_entry *reuse_find(const struct policy_set *reuse, const str
 	return old;
 }
 
-int policies_load_dir(const char *dir, const struct pubkey *key, const struct policy_set *reuse,
+int policies_load_dir(const char *dir, const struct trust_keys *keys, int lint_level, const struct policy_set *reuse,
 		      struct policy_set **out, char *err, size_t n)
 {
 	struct policy_set *set = NULL;
@@ -263,7 +268,7 @@ int policies_load_dir(const char *dir, const struct pubkey *key, const struct po
 	for (unsigned i = 0; i < nnames; i++) {
 		struct policy_entry *e, *old;
 
-		if (entry_load(dir, names[i], key, &e, err, n) != 0)
+		if (entry_load(dir, names[i], keys, lint_level, &e, err, n) != 0)
 			goto out;
 		if ((old = reuse_find(reuse, e)) != NULL) {
 			entry_free(e);
@@ -291,18 +296,48 @@ out:
 	return rc;
 }
 
-/* A fresh load of the store's directory against the key as it is now. */
+/* A fresh load of the store's directory against the keys as they are now:
+ * the named key, or else the trust directory's, which must hold one (a
+ * server runs signed policies only). */
 static int store_load(struct policy_store *s, const struct policy_set *reuse, struct policy_set **out, char *err,
 		      size_t n)
 {
-	struct pubkey key;
+	struct trust_keys *keys = calloc(1, sizeof(*keys));
+	int rc = -1;
 
-	if (key_read_public(s->key_path, &key, err, n) != 0)
+	if (keys == NULL) {
+		snprintf(err, n, "out of memory");
 		return -1;
-	return policies_load_dir(s->dir, &key, reuse, out, err, n);
+	}
+	if (s->key_path != NULL) {
+		if (key_read_public(s->key_path, &keys->key[0], err, n) != 0)
+			goto out;
+		snprintf(keys->file[0], sizeof(keys->file[0]), "%s", s->key_path);
+		keys->n = 1;
+	} else {
+		if (trust_dir_load(s->trust_dir, keys, err, n) != 0)
+			goto out;
+		if (keys->n == 0) {
+			snprintf(err, n, "no --trusted-key, and trust directory %s holds no *.pub key: a server runs "
+					 "signed policies only", s->trust_dir);
+			goto out;
+		}
+	}
+	rc = policies_load_dir(s->dir, keys, s->lint_level, reuse, out, err, n);
+out:
+	free(keys);
+	return rc;
 }
 
 int policies_open(const char *dir, const char *key_path, struct policy_store **out, char *err, size_t n)
+{
+	struct policies_opts o = { key_path, NULL, LINT_GATE_OFF };
+
+	return policies_open_opts(dir, &o, out, err, n);
+}
+
+int policies_open_opts(const char *dir, const struct policies_opts *o, struct policy_store **out, char *err,
+		       size_t n)
 {
 	struct policy_store *s = calloc(1, sizeof(*s));
 	int rc = -1;
@@ -314,7 +349,9 @@ int policies_open(const char *dir, const char *key_path, struct policy_store **o
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->reload_mu, NULL);
-	if ((s->dir = strdup(dir)) == NULL || (s->key_path = strdup(key_path)) == NULL) {
+	s->lint_level = o->lint_level;
+	if ((s->dir = strdup(dir)) == NULL || (o->key_path != NULL && (s->key_path = strdup(o->key_path)) == NULL) ||
+	    (s->trust_dir = strdup(o->trust_dir ? o->trust_dir : CORDON_TRUST_DIR)) == NULL) {
 		snprintf(err, n, "out of memory");
 		goto out;
 	}
@@ -369,5 +406,6 @@ void policies_close(struct policy_store *s)
 	pthread_mutex_destroy(&s->reload_mu);
 	free(s->dir);
 	free(s->key_path);
+	free(s->trust_dir);
 	free(s);
 }

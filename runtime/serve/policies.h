@@ -29,6 +29,7 @@
 #include "cordon/blob.h"
 #include "cordon/keys.h"
 #include "cordon/policy.h"
+#include "runtime/trust_dir.h"
 
 /* The number of blobs one directory may hold: a bound on start-up work. */
 #define POLICIES_MAX 1024
@@ -56,6 +57,17 @@ struct policy_store;
 /* dir: the blobs; key_path: the trusted Ed25519 public key, read again at
  * every reload (a rotated key applies to the next SIGHUP).  -1 with err. */
 int policies_open(const char *dir, const char *key_path, struct policy_store **out, char *err, size_t n);
+/* The same with every choice: key_path NULL takes the keys of trust_dir
+ * (NULL: CORDON_TRUST_DIR), read again at every reload, and there must be
+ * at least one; lint_level (enum lint_gate_level) refuses blobs as
+ * `cordon run --require-lint-clean` does. */
+struct policies_opts {
+	const char *key_path;
+	const char *trust_dir;
+	int lint_level;
+};
+int policies_open_opts(const char *dir, const struct policies_opts *o, struct policy_store **out, char *err,
+		       size_t n);
 int policies_reload(struct policy_store *s, char *err, size_t n);
 void policies_close(struct policy_store *s);
 
@@ -78,7 +90,7 @@ const char *policy_entry_python(struct policy_entry *e);
 /* Load one directory into a new set (what open and reload do), without a
  * store: for tests and for cordon serve's start-up check.  reuse: a set
  * whose unchanged entries are kept, or NULL. */
-int policies_load_dir(const char *dir, const struct pubkey *key, const struct policy_set *reuse,
+int policies_load_dir(const char *dir, const struct trust_keys *keys, int lint_level, const struct policy_set *reuse,
 		      struct policy_set **out, char *err, size_t n);
 
 #endif

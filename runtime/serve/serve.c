@@ -137,7 +137,8 @@ int serve_main(const struct serve_opts *o)
 	}
 	host_made = 1;
 	/* 2. the policy set: a bad blob at start is a failed start */
-	if (policies_open(o->policies, o->trusted_key, &pols, err, sizeof(err)) != 0) {
+	if (policies_open_opts(o->policies, &(struct policies_opts){ o->trusted_key, o->trust_dir, o->lint_level }, &pols,
+			       err, sizeof(err)) != 0) {
 		logf_("cannot start: policies: %s", err);
 		goto out;
 	}

@@ -40,7 +40,9 @@
 
 struct serve_opts {
 	const char *policies;     /* directory of *.cpol blobs */
-	const char *trusted_key;  /* required */
+	const char *trusted_key;  /* NULL: the trust directory's keys (one at least) */
+	const char *trust_dir;    /* --trust-dir; NULL: CORDON_TRUST_DIR */
+	int lint_level;           /* --require-lint-clean: enum lint_gate_level, LINT_GATE_OFF */
 	/* Listeners (http.c): the Unix socket, and TCP when listen is set. */
 	const char *socket;       /* NULL: no Unix socket */
 	mode_t socket_mode;

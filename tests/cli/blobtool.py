@@ -15,7 +15,7 @@ import sys
 
 NAMES = ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env",
          "mounts", "seccomp", "tools", "params", "constraints", "agents",
-         "outputs", "signature"]
+         "outputs", "signature", "sources", "lint"]
 
 
 def table(buf):

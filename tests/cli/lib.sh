@@ -40,3 +40,9 @@ schema_ok() {
 	/usr/bin/python3 -B "$SRC/tests/lib/schema_check.py" $_lines "$_s" "$@" >"$T/.schema" 2>&1 ||
 		die "does not match docs/schemas/$_s.schema.json: $(head -c 600 "$T/.schema")"
 }
+
+# as_user CMD...: run as the unprivileged test user when $mode is rootless.
+as_user() {
+	if [ "$mode" = rootless ]; then setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$@"
+	else "$@"; fi
+}

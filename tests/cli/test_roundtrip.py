@@ -44,11 +44,12 @@ with tempfile.TemporaryDirectory() as d:
                                   check=True, capture_output=True, text=True).stdout)
     raw = open(out, "rb").read()
 
-eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (3, 1, "x86_64"))
+# 3.5: cordonc compile always records provenance (SOURCES, LINT).
+eq("format", (j["format"]["major"], j["format"]["minor"], j["format"]["arch"]), (3, 5, "x86_64"))
 eq("size", j["format"]["size"], len(raw))
 eq("sections", [s["name"] for s in j["sections"]],
    ["strtab", "strlist", "idxlist", "meta", "limits", "executor", "env", "mounts", "seccomp",
-    "tools", "params", "constraints", "agents", "outputs", "signature"])
+    "tools", "params", "constraints", "agents", "outputs", "sources", "lint", "signature"])
 eq("app", j["meta"]["app"], "cafe")
 
 lim = j["limits"]
@@ -221,8 +222,12 @@ def refused(what, patches, field, words):
 
 
 eq("mail.send result schema in the record", struct.unpack_from("<I", raw, mail_rec + 108), (0,))
-refused("a result schema in a blob older than 3.2", [(mail_rec + 108, struct.pack("<I", 1))],
-        f"tools[{mail_index}].returns", ["reserved", "must be 0", "format 3.2"])
+# Every compiled blob is 3.5 now (provenance), so a result schema's word is
+# in use whatever it holds; test_blob.c holds a 3.1 blob to the reserved
+# word.  What a 3.5 blob adds is tied to its minor the same way: its 17
+# sections are refused under minor 4.
+refused("provenance sections in a blob older than 3.5", [(10, struct.pack("<H", 4))],
+        "header.section_count", ["17", "3.4", "has 15"])
 refused("daily budget over the bound", [(mail_rec + 72, struct.pack("<I", 100_000_001))],
         f"tools[{mail_index}].max_calls_per_day", ["100000001", "100000000"])
 refused("run_as ids with uid 0", [(mail_rec + 76, struct.pack("<III", 3, 0, 1000))],
@@ -233,6 +238,6 @@ lim_off = blobtool.table(raw)["limits"][0]
 refused("no workspace entries", [(lim_off + 92, struct.pack("<I", 0))], "limits.ws_entries", ["positive"])
 # A 2.x blob (80-byte tool records): refused by its version, both named.
 refused("previous major format", [(8, struct.pack("<HH", 2, 0))],
-        "header.major", ["format 2.0", "3.4"])
+        "header.major", ["format 2.0", "3.5"])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
       "patched tool records, limits and a 2.0 header are refused by field")

@@ -21,7 +21,6 @@ usage() { # usage MESSAGE ARGS...: exit 2 and MESSAGE on stderr
 	expect_err "Try 'cordon --help'."
 }
 usage "needs --policies DIR" --trusted-key "$T/k.pub" --socket "$T/s.sock"
-usage "needs --trusted-key KEY.pub" --policies "$T/pols" --socket "$T/s.sock"
 usage "needs --socket PATH, --listen ADDR:PORT, or both" --policies "$T/pols" --trusted-key "$T/k.pub"
 usage "--listen needs --tokens FILE" $ok --listen 127.0.0.1:8080
 usage "--tokens applies to --listen only" $ok --tokens "$T/tokens"
@@ -66,6 +65,11 @@ expect_rc 1 "$CORDON" serve $ok
 expect_err "app 'cafe' is also the app of"
 [ -e "$T/s.sock" ] && die "a socket was made by a server that did not start"
 [ -e "$T/work" ] && die "a work directory was made by a server that did not start"
+# No --trusted-key and a trust directory without keys: nothing could sign.
+mkdir -m 755 "$T/nokeys"
+expect_rc 1 "$CORDON" serve --policies "$T/pols" --trust-dir "$T/nokeys" --socket "$T/s.sock" --work-dir "$T/work"
+expect_err "no --trusted-key, and trust directory $T/nokeys holds no *.pub key: a server runs signed policies only"
+[ -e "$T/s.sock" ] && die "a socket was made by a server without keys"
 pass "a policy directory that does not load is a failed start"
 
 # Issue 15: serve opens the ledger at start.  A fresh state directory is

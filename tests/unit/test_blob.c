@@ -1523,6 +1523,35 @@ static uint64_t executor_size(const uint8_t *blob)
 }
 
 /* The rich policy with two packages: a 3.4 blob. */
+/* Every value of every byte of each spot: the blob is refused with a field
+ * and a message, or it loads and keeps the decoded policy's invariants. */
+static void mutate_every_byte(uint8_t *blob, size_t len, uint8_t *const *spots, const size_t *widths, size_t n)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < widths[k]; i++) {
+			uint8_t was = spots[k][i];
+
+			for (unsigned v = 0; v < 256; v++) {
+				spots[k][i] = (uint8_t)v;
+				rehash(blob);
+				if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) == 0) {
+					const char *why = check_invariants(&q);
+
+					if (why != NULL)
+						fail_msg("byte %zu = 0x%02x loaded but breaks: %s", i, v, why);
+				} else if (err.field[0] == '\0' || err.msg[0] == '\0') {
+					fail_msg("byte %zu = 0x%02x: error without field or message", i, v);
+				}
+				policy_free(&q);
+			}
+			spots[k][i] = was;
+		}
+	rehash(blob);
+}
+
 static void build_packages(struct cpol_policy *p)
 {
 	build_rich(p);
@@ -1627,26 +1656,7 @@ static void test_packages(void **state)
 		uint8_t *spots[] = { r, sl + 2 * CPOL_STR_BYTES };
 		size_t widths[] = { CPOL_EXECUTOR_PKG_BYTES, 2 * CPOL_STR_BYTES };
 
-		for (size_t k = 0; k < 2; k++)
-			for (size_t i = 0; i < widths[k]; i++) {
-				uint8_t was = spots[k][i];
-
-				for (unsigned v = 0; v < 256; v++) {
-					spots[k][i] = (uint8_t)v;
-					rehash(blob);
-					if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) == 0) {
-						const char *why = check_invariants(&q);
-
-						if (why != NULL)
-							fail_msg("byte %zu = 0x%02x loaded but breaks: %s", i, v, why);
-					} else if (err.field[0] == '\0' || err.msg[0] == '\0') {
-						fail_msg("byte %zu = 0x%02x: error without field or message", i, v);
-					}
-					policy_free(&q);
-				}
-				spots[k][i] = was;
-			}
-		rehash(blob);
+		mutate_every_byte(blob, len, spots, widths, 2);
 	}
 	free(blob);
 
@@ -2049,6 +2059,177 @@ static void write_seed(const char *dir, const char *name, struct cpol_policy *p)
 }
 
 /* With CORDON_WRITE_SEEDS=dir, write the seed corpus of fuzz_blob. */
+/* ---- provenance (3.5) ---------------------------------------------------- */
+
+static void build_provenance(struct cpol_policy *p)
+{
+	struct cpol_source *v;
+
+	build_rich(p);
+	v = arena_calloc(&p->arena, 4, sizeof(*v));
+	assert_non_null(v);
+	v[0] = (struct cpol_source){ CPOL_SRC_DESCRIPTOR, "app.yaml", { 1 } };
+	v[1] = (struct cpol_source){ CPOL_SRC_INVENTORY, "tools/a.yaml", { 2 } };
+	v[2] = (struct cpol_source){ CPOL_SRC_INVENTORY, "../b.yaml", { 3 } };
+	v[3] = (struct cpol_source){ CPOL_SRC_POLICY, "base.policy", { 4 } };
+	p->prov.has = 1;
+	p->prov.sources = v;
+	p->prov.nsources = 4;
+	p->prov.catalogue = "1";
+	p->prov.errors = 1;
+	p->prov.warnings = 2;
+	p->prov.notes = 3;
+	p->prov.suppressed = 3;
+	p->prov.rules = mk_strs(p, 2, "CDN301", "CDN407");
+}
+
+/* A section's offset found through the table, whatever its order. */
+static size_t prov_sec_off(const uint8_t *blob, uint32_t id)
+{
+	uint32_t n = (uint32_t)get_le(blob + CPOL_HDR_SECTION_COUNT, 4);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *e = blob + CPOL_HEADER_SIZE + (size_t)i * CPOL_SEC_ENT_BYTES;
+
+		if (get_le(e + CPOL_SEC_ENT_ID, 4) == id)
+			return (size_t)get_le(e + CPOL_SEC_ENT_OFFSET, 8);
+	}
+	fail_msg("no section %u", id);
+	return 0;
+}
+
+/* SOURCES and LINT (format 3.5): 17 table entries with SIGNATURE last, the
+ * hash covering them, the records round-tripping; a policy without them
+ * keeps its 15-section bytes; every loader check shown to fire. */
+static void test_provenance(void **state)
+{
+	struct cpol_policy p, q;
+	struct blob_error err;
+	uint8_t *blob, *src, *lint, *rich;
+	size_t len, rich_len;
+
+	(void)state;
+	build_provenance(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_PROVENANCE);
+	assert_int_equal(get_le(blob + CPOL_HDR_SECTION_COUNT, 4), CPOL_SEC_COUNT_PROV);
+	assert_int_equal(get_le(blob + CPOL_HDR_TABLE_END, 4), CPOL_TABLE_END_PROV);
+	/* SIGNATURE is the last entry and ends the blob. */
+	assert_int_equal(get_le(blob + CPOL_HEADER_SIZE + 16 * CPOL_SEC_ENT_BYTES + CPOL_SEC_ENT_ID, 4),
+			 CPOL_SEC_SIGNATURE);
+	assert_int_equal(blob_sig_offset(blob) + CPOL_SIGNATURE_BYTES, len);
+	assert_true(prov_sec_off(blob, CPOL_SEC_LINT) < blob_sig_offset(blob));
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_policy_equal(&p, &q);
+	assert_true(q.prov.has);
+	assert_int_equal(q.prov.nsources, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(q.prov.sources[i].role, p.prov.sources[i].role);
+		assert_string_equal(q.prov.sources[i].name, p.prov.sources[i].name);
+		assert_memory_equal(q.prov.sources[i].sha256, p.prov.sources[i].sha256, 32);
+	}
+	assert_string_equal(q.prov.catalogue, "1");
+	assert_int_equal(q.prov.errors, 1);
+	assert_int_equal(q.prov.warnings, 2);
+	assert_int_equal(q.prov.notes, 3);
+	assert_int_equal(q.prov.suppressed, 3);
+	assert_strs_equal(&q.prov.rules, &p.prov.rules);
+	policy_free(&q);
+
+	/* Without provenance: byte for byte the rich blob, 15 sections. */
+	p.prov.has = 0;
+	assert_int_equal(blob_emit(&p, &rich, &rich_len, &err), 0);
+	policy_free(&p);
+	{
+		uint8_t *want;
+		size_t want_len;
+
+		emit_rich(&want, &want_len);
+		assert_int_equal(rich_len, want_len);
+		assert_memory_equal(rich, want, want_len);
+		free(want);
+	}
+	assert_int_equal(get_le(rich + CPOL_HDR_SECTION_COUNT, 4), CPOL_SEC_COUNT);
+	if (blob_load(rich, rich_len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load rich: %s", err.msg);
+	assert_false(q.prov.has);
+	policy_free(&q);
+	free(rich);
+
+	/* The hash covers the new sections: a changed digest is caught. */
+	src = blob + prov_sec_off(blob, CPOL_SEC_SOURCES);
+	lint = blob + prov_sec_off(blob, CPOL_SEC_LINT);
+	src[CPOL_SOURCE_BYTES + CPOL_SRC_SHA256] ^= 1;
+	expect_field_msg(blob, len, "header.sha256", "SHA-256", "modified");
+	src[CPOL_SOURCE_BYTES + CPOL_SRC_SHA256] ^= 1;
+
+	/* 17 sections only from 3.5. */
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_PACKAGES);
+	rehash(blob);
+	expect_field_msg(blob, len, "header.section_count", "17", "has 15");
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_PROVENANCE);
+
+	/* Roles: the descriptor first, then an inventory, never back. */
+	put_le(src + CPOL_SRC_ROLE, 4, CPOL_SRC_INVENTORY);
+	rehash(blob);
+	expect_field_msg(blob, len, "sources[0].role", "inventory", "one descriptor");
+	put_le(src + CPOL_SRC_ROLE, 4, CPOL_SRC_DESCRIPTOR);
+	put_le(src + 2 * CPOL_SOURCE_BYTES + CPOL_SRC_ROLE, 4, CPOL_SRC_DESCRIPTOR);
+	rehash(blob);
+	expect_field_msg(blob, len, "sources[2].role", "descriptor after", "policy files");
+	put_le(src + 2 * CPOL_SOURCE_BYTES + CPOL_SRC_ROLE, 4, 9);
+	rehash(blob);
+	expect_field_msg(blob, len, "sources[2].role", "role 9", "not known");
+	put_le(src + 2 * CPOL_SOURCE_BYTES + CPOL_SRC_ROLE, 4, CPOL_SRC_INVENTORY);
+	put_le(src + 3 * CPOL_SOURCE_BYTES + CPOL_SRC_RESERVED, 4, 5);
+	rehash(blob);
+	expect_field_msg(blob, len, "sources[3].reserved", "holds 5", "must be 0");
+	put_le(src + 3 * CPOL_SOURCE_BYTES + CPOL_SRC_RESERVED, 4, 0);
+	put_le(src + CPOL_SRC_NAME + CPOL_STR_OFF, 4, 0);
+	put_le(src + CPOL_SRC_NAME + CPOL_STR_LEN, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "sources[0].name", "name", "empty");
+
+	/* The lint record. */
+	assert_int_equal(blob_emit((build_provenance(&p), &p), &rich, &rich_len, &err), 0);
+	policy_free(&p);
+	memcpy(blob, rich, len);
+	free(rich);
+	put_le(lint + CPOL_LINT_SUPPRESSED, 4, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "lint.rules", "2 rules", "only 1");
+	put_le(lint + CPOL_LINT_SUPPRESSED, 4, 3);
+	{
+		uint8_t *sl = blob + sec_off(blob, CPOL_SEC_STRLIST);
+		uint32_t first = (uint32_t)get_le(lint + CPOL_LINT_RULES, 4);
+		uint8_t a[CPOL_STR_BYTES];
+
+		memcpy(a, sl + (size_t)first * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		memcpy(sl + (size_t)first * CPOL_STR_BYTES, sl + (size_t)(first + 1) * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		memcpy(sl + (size_t)(first + 1) * CPOL_STR_BYTES, a, CPOL_STR_BYTES);
+		rehash(blob);
+		expect_field_msg(blob, len, "lint.rules", "\"CDN301\" comes after \"CDN407\"", "sorted");
+		memcpy(sl + (size_t)(first + 1) * CPOL_STR_BYTES, sl + (size_t)first * CPOL_STR_BYTES, CPOL_STR_BYTES);
+		rehash(blob);
+		expect_field_msg(blob, len, "lint.rules", "appears twice", "unique");
+	}
+	free(blob);
+
+	/* Every value of every byte of the first source and the lint record:
+	 * refused with a field, or loaded and sound. */
+	build_provenance(&p);
+	assert_int_equal(blob_emit(&p, &blob, &len, &err), 0);
+	policy_free(&p);
+	{
+		uint8_t *spots[] = { blob + prov_sec_off(blob, CPOL_SEC_SOURCES), blob + prov_sec_off(blob, CPOL_SEC_LINT) };
+		size_t widths[] = { CPOL_SOURCE_BYTES, CPOL_LINT_BYTES };
+
+		mutate_every_byte(blob, len, spots, widths, 2);
+	}
+	free(blob);
+}
+
 static void test_write_seeds(void **state)
 {
 	const char *dir = getenv("CORDON_WRITE_SEEDS");
@@ -2070,6 +2251,9 @@ static void test_write_seeds(void **state)
 	policy_free(&p);
 	build_packages(&p); /* 3.4: the 56-byte executor record */
 	write_seed(dir, "rich-packages.cpol", &p);
+	policy_free(&p);
+	build_provenance(&p); /* 3.5: SOURCES and LINT */
+	write_seed(dir, "rich-provenance.cpol", &p);
 	policy_free(&p);
 }
 
@@ -2222,6 +2406,7 @@ int main(void)
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_map_file),
+		cmocka_unit_test(test_provenance),
 		cmocka_unit_test(test_write_seeds),
 	};
 
