@@ -9,7 +9,8 @@
 #   make bench      benchmark figures as one report (docs/bench.md)
 #   make compat     CPython's own tests inside python-compute: the share that passes
 #   make soak       thousands of runs through cordon run and cordon serve, then nothing left (not in check)
-#   make install    PREFIX=/usr/local, DESTDIR supported
+#   make install    PREFIX=/usr/local, DESTDIR supported (make uninstall undoes it)
+#   make package    Debian packages into build/deb/ (check-package tests them installed)
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
 # needs no Makefile edit.  Objects of the sanitizer builds live apart
@@ -416,6 +417,20 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/cordon-serve.service
 	-rmdir $(DESTDIR)$(PREFIX)/share/cordon/policies $(DESTDIR)$(PREFIX)/share/cordon 2>/dev/null
 # --- end of make install.
+
+# --- Debian packages (debian/).  make package: the .debs, built from a
+# clean export of the tree, into build/deb/ (a stable path: container
+# images install from there).  check-package: tests/package/test_deb.sh
+# installs them into a minimal Debian root (cached in build/deb-root/).
+# Their own target, not in check: they need packages check does not
+# (install-deps --package) and minutes.
+.PHONY: package check-package
+package:
+	@scripts/install-deps --package
+	@sh scripts/build-deb $(CURDIR)/build/deb
+check-package: package
+	@SRC=$(CURDIR) DEB=$(CURDIR)/build/deb CACHE=$(CURDIR)/build/deb-root sh tests/package/test_deb.sh
+# --- end of the Debian packages block.
 
 clean:
 	rm -rf build build-san build-tsan build-fuzz
