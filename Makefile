@@ -10,7 +10,8 @@
 #   make bench      benchmark figures as one report (docs/bench.md)
 #   make compat     CPython's own tests inside python-compute: the share that passes
 #   make soak       thousands of runs through cordon run and cordon serve, then nothing left (not in check)
-#   make install    PREFIX=/usr/local, DESTDIR supported
+#   make install    PREFIX=/usr/local, DESTDIR supported (make uninstall undoes it)
+#   make package    Debian packages into build/deb/ (check-package tests them installed)
 #
 # Source files are found by folder, so a new file in compiler/ or runtime/
 # needs no Makefile edit.  Objects of the sanitizer builds live apart
@@ -53,9 +54,13 @@ LIBS_SERVE := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CPPFLAGS_ALL += -DCORDON_VERSION='"$(VERSION)"'
-# Seccomp profiles: the installed ones first, then this tree's, so a build
-# compiles policies without installing.  CORDON_POLICY_PATH comes before both.
-CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies:$(CURDIR)/policies"'
+# Seccomp profiles: cordonc finds its own from /proc/self/exe
+# (compiler/policy_home.h): PREFIX/share/cordon/policies when installed,
+# this tree's policies/ when a marker make writes beside the binaries says
+# it is a build tree.  So no build path is compiled in and one build
+# installs under any PREFIX; PREFIX below is only the fallback when /proc
+# is not mounted.  CORDON_POLICY_PATH comes first.
+CPPFLAGS_ALL += -DCORDON_POLICY_DIRS='"$(PREFIX)/share/cordon/policies"'
 # The system trust directory (docs/provenance.md): when it holds *.pub keys,
 # cordon run and serve demand a signature by one of them.
 TRUST_DIR ?= /etc/cordon/trusted-keys
@@ -89,8 +94,13 @@ COMPILER_LIB_OBJ := $(call obj,$(COMPILER_LIB_SRC)) $(GEN_OBJ)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo check unit cli fuzz-check fuzz bench install clean
-all: $(B)/cordonc $(B)/cordon
+.PHONY: all deps demo check unit cli fuzz-check fuzz bench install uninstall clean
+all: $(B)/cordonc $(B)/cordon $(B)/cordon-build-tree
+
+# The build-tree marker (compiler/policy_home.h): the source tree's
+# policies/ relative to the binaries, so a moved or copied tree still works.
+$(B)/cordon-build-tree:
+	@mkdir -p $(B) && echo ../policies >$@
 
 # --- the executor side of the tool bridge (runtime/client/, docs/client.md).
 # cordon_tools.py is embedded in the runtime library through a generated C
@@ -121,12 +131,22 @@ $(B)/libcordon_tools.a: $(CLIENT_C_OBJ)
 all: $(B)/libcordon_tools.a
 $(B)/tests/test_client: $(CLIENT_C_OBJ)
 
-.PHONY: install-client
+# Installed with a pkg-config file (cordon-tools.pc, from
+# packaging/pkgconfig/cordon-tools.pc.in); LIBDIR for Debian's multiarch.
+LIBDIR ?= $(PREFIX)/lib
+.PHONY: install-client uninstall-client
 install: install-client
 install-client: $(B)/libcordon_tools.a
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 0644 $(B)/libcordon_tools.a $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 0644 $(B)/libcordon_tools.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 runtime/client/cordon_tools.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's#@PREFIX@#$(PREFIX)#' -e 's#@LIBDIR@#$(LIBDIR)#' -e 's#@VERSION@#$(VERSION)#' \
+		packaging/pkgconfig/cordon-tools.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/cordon-tools.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/cordon-tools.pc
+uninstall: uninstall-client
+uninstall-client:
+	rm -f $(DESTDIR)$(LIBDIR)/libcordon_tools.a $(DESTDIR)$(LIBDIR)/pkgconfig/cordon-tools.pc \
+		$(DESTDIR)$(PREFIX)/include/cordon_tools.h
 # --- end of the tool client block.
 
 # --- the version both binaries print (include/cordon/version.h): VERSION,
@@ -388,13 +408,52 @@ compat: deps all
 		{ echo "make compat: needs libpython3.11-testsuite (apt-get install it as root)"; exit 1; }
 	@BUILD=$(abspath $(B)) SRC=$(CURDIR) /usr/bin/python3 tests/compat/run.py
 
+# --- make install / uninstall (a package's debian/rules drives the same).
+# PREFIX/bin and PREFIX/share stay together: an installed cordonc finds its
+# profiles from its own path (compiler/policy_home.h).  INSTALL_STRIP=-s
+# strips; INSTALL_STRIP= keeps the symbols (dh_strip makes -dbgsym from
+# them).  SYSTEMDUNITDIR: Debian 12 wants /lib/systemd/system.  uninstall
+# removes exactly these files, then share/cordon if it is left empty.
+INSTALL_STRIP ?= -s
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL_POLICIES := $(wildcard policies/*.policy)
+INSTALL_MAN := $(wildcard docs/man/*.1)
+INSTALL_COMPLETIONS := packaging/bash-completion/cordonc packaging/bash-completion/cordon
+INSTALL_UNIT := packaging/systemd/cordon-serve.service
+COMPLETIONDIR := $(PREFIX)/share/bash-completion/completions
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cordon/policies \
-		$(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(B)/cordonc $(B)/cordon $(DESTDIR)$(PREFIX)/bin/
-	for p in policies/*.policy; do [ -e "$$p" ] && install -m 0644 "$$p" \
-		$(DESTDIR)$(PREFIX)/share/cordon/policies/ || true; done
-	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 0755 $(INSTALL_STRIP) $(B)/cordonc $(B)/cordon $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(INSTALL_POLICIES) $(DESTDIR)$(PREFIX)/share/cordon/policies/
+	install -m 0644 $(INSTALL_MAN) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(INSTALL_COMPLETIONS) $(DESTDIR)$(COMPLETIONDIR)/
+	sed 's#/usr/local/bin/cordon#$(PREFIX)/bin/cordon#' $(INSTALL_UNIT) \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/cordon-serve.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-serve.service
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/cordonc $(DESTDIR)$(PREFIX)/bin/cordon \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/cordon/policies/,$(notdir $(INSTALL_POLICIES))) \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(INSTALL_MAN))) \
+		$(addprefix $(DESTDIR)$(COMPLETIONDIR)/,$(notdir $(INSTALL_COMPLETIONS))) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/cordon-serve.service
+	-rmdir $(DESTDIR)$(PREFIX)/share/cordon/policies $(DESTDIR)$(PREFIX)/share/cordon 2>/dev/null
+# --- end of make install.
+
+# --- Debian packages (debian/).  make package: the .debs, built from a
+# clean export of the tree, into build/deb/ (a stable path: container
+# images install from there).  check-package: tests/package/test_deb.sh
+# installs them into a minimal Debian root (cached in build/deb-root/).
+# Their own target, not in check: they need packages check does not
+# (install-deps --package) and minutes.
+.PHONY: package check-package
+package:
+	@scripts/install-deps --package
+	@sh scripts/build-deb $(CURDIR)/build/deb
+check-package: package
+	@SRC=$(CURDIR) DEB=$(CURDIR)/build/deb CACHE=$(CURDIR)/build/deb-root sh tests/package/test_deb.sh
+# --- end of the Debian packages block.
 
 clean:
 	rm -rf build build-san build-tsan build-fuzz

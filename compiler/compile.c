@@ -3,6 +3,7 @@
  * compile.c - the front-end pipeline; see compile.h for the stages.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,13 @@
 
 #include "compiler/bpf_sim.h"
 #include "compiler/compile.h"
+#include "compiler/policy_home.h"
 #include "compiler/seccomp_gen.h"
 #include "grammar/policy_check.h"
 #include "grammar/policy_parse.h"
 
+/* Only when /proc/self/exe cannot be read (policy_home.h): the make
+ * install PREFIX of the build. */
 #ifndef CORDON_POLICY_DIRS
 #define CORDON_POLICY_DIRS "/usr/local/share/cordon/policies"
 #endif
@@ -50,9 +54,11 @@ static int dirs_split(char ***v, size_t *n, const char *list)
 char **compile_default_policy_dirs(size_t *n)
 {
 	char **v = NULL;
+	char home[PATH_MAX];
+	const char *own = policy_home_dir(home, sizeof(home)) == 0 ? home : CORDON_POLICY_DIRS;
 
 	*n = 0;
-	if (dirs_split(&v, n, getenv("CORDON_POLICY_PATH")) != 0 || dirs_split(&v, n, CORDON_POLICY_DIRS) != 0) {
+	if (dirs_split(&v, n, getenv("CORDON_POLICY_PATH")) != 0 || dirs_split(&v, n, own) != 0) {
 		compile_dirs_free(v, *n);
 		*n = 0;
 		return NULL;

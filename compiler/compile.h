@@ -69,8 +69,9 @@ struct compile_options {
 };
 
 /* The default policy path: $CORDON_POLICY_PATH (colon-separated) if set,
- * then the installed share/cordon/policies, then the source tree's
- * policies/ (so a build runs without installing).  Malloc'd vector of
+ * then this binary's own profiles (policy_home.h): PREFIX/share/cordon/
+ * policies when installed, the source tree's policies/ when run from a
+ * build tree (so a build runs without installing).  Malloc'd vector of
  * malloc'd strings; free with compile_dirs_free(). */
 char **compile_default_policy_dirs(size_t *n);
 void compile_dirs_free(char **dirs, size_t n);

@@ -513,8 +513,9 @@ static const struct command commands[] = {
 	  "error no output file is written.  The output is deterministic.\n\n"
 	  "  -o, --output FILE   where to write the blob (written atomically)\n"
 	  "  -I, --policy-dir DIR  look for seccomp profiles and includes here first\n"
-	  "                      (then $CORDON_POLICY_PATH, the installed profiles,\n"
-	  "                      and this build's policies/)\n"
+	  "                      (then $CORDON_POLICY_PATH, then cordonc's own:\n"
+	  "                      PREFIX/share/cordon/policies when installed,\n"
+	  "                      the source tree's policies/ in a build tree)\n"
 	  "  -h, --help          this text\n\n"
 	  "Exit: 0 compiled, 2 usage error or input with errors.\n" },
 	{ "inspect", cmd_inspect, "[--json | --disasm | --syscall NAME [ARG...]] BLOB",
