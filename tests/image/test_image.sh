@@ -6,7 +6,8 @@
 #                 read-only (checked by tests/lint/check_sarif.py), compile,
 #                 keygen and sign, verify of the signed blob
 #   cordon-serve: serve of that blob on a Unix socket in a mounted folder
-#                 (no network), /v1/health and /v1/ready answer
+#                 (no network), /v1/health, /v1/ready and /v1/apps answer;
+#                 then, privileged, an execution with numpy
 #   SRC=DIR [IMAGE_OUT=DIR] sh tests/image/test_image.sh     (as root)
 # podman runs with runc (crun refuses this host's hybrid cgroups) and
 # explicit ulimits.  Exit 1 when a check failed.
@@ -90,5 +91,26 @@ if [ -S "$T/sock/serve.sock" ]; then
 	case "$a" in *'"app":"cafe"'*|*'"app": "cafe"'*) ok "serve /v1/apps lists cafe";; *) fail "serve /v1/apps: $a";; esac
 else
 	fail "serve never made its socket: $($P logs "$SERVE" 2>&1 | tail -5)"
+fi
+[ -n "$SERVE" ] && $P rm -f -t 0 "$SERVE" >/dev/null 2>&1
+
+# A sandbox inside the container: with --privileged and the host's cgroup
+# file system (what this host needs today; issue 18 narrows it).
+rm -f "$T/sock/serve.sock"
+SERVE=$($P run -d --privileged --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+	-v /sys/fs/cgroup:/sys/fs/cgroup -v "$T/policies:/etc/cordon/policies:ro" -v "$T/sock:/run/cordon" "$S" \
+	--policies /etc/cordon/policies --trusted-key /etc/cordon/policies/ops.pub \
+	--socket /run/cordon/serve.sock --socket-mode 0666 --pool 0 2>"$T/serve.err") ||
+	{ fail "serve --privileged start: $(cat "$T/serve.err")"; SERVE=""; }
+while [ -n "$SERVE" ] && [ ! -S "$T/sock/serve.sock" ] &&
+	[ "$($P inspect --format '{{.State.Running}}' "$SERVE" 2>/dev/null)" = true ]; do sleep 0.2; done
+x=$(curl -s --unix-socket "$T/sock/serve.sock" http://localhost/v1/executions -H 'Content-Type: application/json' \
+	-d '{"app": "cafe", "code": "import numpy; print(int(numpy.arange(7).sum()) * 2)"}')
+printf '%s' "$x" >"$T/exec.json"
+if /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r.get("stdout") != "42\n" or r.get("exitCode") != 0)' \
+	"$T/exec.json" 2>/dev/null; then
+	ok "serve --privileged: an execution with numpy printed 42"
+else
+	fail "serve --privileged execution: $(printf '%s' "$x" | head -c 600)"
 fi
 exit $rc
