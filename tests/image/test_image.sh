@@ -27,6 +27,7 @@ T=$(mktemp -d "$OUT/test.XXXXXX") || exit 1
 P="podman --root $T/storage --runroot $T/run --storage-driver vfs --runtime runc --cgroup-manager cgroupfs --events-backend file"
 RUN="$P run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024"
 SERVE=""
+# shellcheck disable=SC2317  # called by the trap
 cleanup() {
 	[ -n "$SERVE" ] && $P rm -f -t 0 "$SERVE" >/dev/null 2>&1
 	$P rmi -a -f >/dev/null 2>&1
@@ -42,7 +43,7 @@ S="localhost/cordon/cordon-serve:$VERSION"
 
 for k in org.opencontainers.image.version org.opencontainers.image.revision; do
 	v=$($P image inspect --format "{{index .Labels \"$k\"}}" "$C")
-	[ -n "$v" ] && [ "$v" != "<no value>" ] && ok "label $k=$v" || fail "label $k missing"
+	if [ -n "$v" ] && [ "$v" != "<no value>" ]; then ok "label $k=$v"; else fail "label $k missing"; fi
 done
 
 v=$($RUN "$C" --version 2>&1)
@@ -83,10 +84,10 @@ while [ -n "$SERVE" ] && [ ! -S "$T/sock/serve.sock" ] &&
 	[ "$($P inspect --format '{{.State.Running}}' "$SERVE" 2>/dev/null)" = true ]; do sleep 0.2; done
 if [ -S "$T/sock/serve.sock" ]; then
 	h=$(curl -s --unix-socket "$T/sock/serve.sock" http://localhost/v1/health)
-	[ "$h" = '{"status":"ok"}' ] && ok "serve /v1/health: $h" || fail "serve /v1/health said: $h"
+	if [ "$h" = '{"status":"ok"}' ]; then ok "serve /v1/health: $h"; else fail "serve /v1/health said: $h"; fi
 	r=$(curl -s -o "$T/ready.json" -w '%{http_code}' --unix-socket "$T/sock/serve.sock" http://localhost/v1/ready)
-	[ "$r" = 200 ] && grep -q '"ready": *true' "$T/ready.json" && ok "serve /v1/ready: 200" ||
-		fail "serve /v1/ready: $r $(cat "$T/ready.json")"
+	if [ "$r" = 200 ] && grep -q '"ready": *true' "$T/ready.json"; then ok "serve /v1/ready: 200"
+	else fail "serve /v1/ready: $r $(cat "$T/ready.json")"; fi
 	a=$(curl -s --unix-socket "$T/sock/serve.sock" http://localhost/v1/apps)
 	case "$a" in *'"app":"cafe"'*|*'"app": "cafe"'*) ok "serve /v1/apps lists cafe";; *) fail "serve /v1/apps: $a";; esac
 else
