@@ -460,3 +460,15 @@ clean:
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 .SECONDARY:
+
+# --- container images (docs/image.md): two OCI archives built offline from
+# Debian packages (mmdebstrap, buildah) into build/image/, and their test
+# with podman.  Not in check: they need `scripts/install-deps --image`
+# (podman, buildah, mmdebstrap) and root; .ci/run calls check-image.
+.PHONY: image check-image
+image:
+	@scripts/install-deps --image
+	@scripts/build-image
+check-image: image
+	@SRC=$(CURDIR) sh tests/image/test_image.sh
+# --- end of the container image block.
