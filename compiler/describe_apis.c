@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * describe_apis.c - the tool definitions in the shapes of three model APIs
  * (describe_apis.h).  Everything is taken from agent_doc_tools_json()'s

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * describe_apis.h - `cordonc describe --format openai|anthropic|mcp`: the
  * tool definitions of agent_doc_tools_json() (--format jsonschema) in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_home.c - where cordonc's own shipped profiles are (policy_home.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef CORDON_COMPILER_POLICY_HOME_H
 #define CORDON_COMPILER_POLICY_HOME_H
 

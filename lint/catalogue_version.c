@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * catalogue_version.c - the version of the rule catalogue, which a compiled
  * blob records beside its lint verdict (lint/provenance.c): the same counts

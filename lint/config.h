@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.h - `.cordonlint.yaml`, the repository's settings for `cordonc
  * lint` (docs/lint.md, "Configuration file").

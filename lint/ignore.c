@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ignore.c - drop findings in files a config or --ignore names by glob;
  * see lint_ignore_paths() in config.h.  The inputs are still compiled (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_checkstyle.c - findings as checkstyle XML, the report format that
  * Jenkins' warnings-ng, reviewdog, SonarQube and many editors read:

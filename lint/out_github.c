@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_github.c - findings as GitHub Actions workflow commands, which the
  * runner turns into annotations on the pull request's diff:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_gitlab.c - findings as a GitLab Code Quality report (a subset of the
  * Code Climate issue format), the file a job names under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_junit.c - findings as JUnit XML, for the test-report views of
  * Jenkins, GitLab (artifacts:reports:junit), Azure Pipelines and the

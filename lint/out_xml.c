@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_xml.c - text as XML character data, for the JUnit and checkstyle
  * writers.  One escaper serves attributes and element text alike: it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * provenance.c - record the sources and the lint verdict of a compile in its
  * policy (see provenance.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * provenance.h - what `cordonc compile` records about where a blob came from
  * (format 3.5, SOURCES and LINT; docs/provenance.md): the SHA-256 of every

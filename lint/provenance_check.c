@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * provenance_check.c - `cordonc verify --sources`: were these the files a
  * blob was compiled from?  See provenance.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lint_gate.c - see lint_gate.h.  The verdict is the compiler's, recorded
  * in the blob and covered by its hash and signature; the runtime only reads

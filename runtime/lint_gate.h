@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lint_gate.h - `--require-lint-clean[=LEVEL]` of `cordon run` and `cordon
  * serve`: refuse a blob whose recorded lint verdict (format 3.5, LINT) has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trust_dir.h - the host's system trust directory: when it holds keys,
  * `cordon run` and `cordon serve` run only policies signed by one of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * constraints.c - tool constraints judged against the parameter bounds
  * the bridge has already enforced when they run.

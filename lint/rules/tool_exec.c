@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_exec.c - what a tool runs: where its code lies, who may change it,
  * and whether its code is a file at all.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc describe --format openai|anthropic|mcp: the tool definitions in
 # the shapes of three model APIs (docs/describe-apis.md).
 #  - every output validates against its format's schema under

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc lint where CI lives (issue 17): the JUnit, checkstyle, GitLab Code
 # Quality and GitHub Actions outputs checked against their schemas or
 # documented shape (tests/lint/fixtures/), colour only at a terminal,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cordonc lint CDN715 (tool-exec-host-writable) judges a tool's code by the
 # owner and mode of the file and of every directory on its way, on the
 # linting host, symlinks followed: a tree made here with chown and chmod

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Provenance (format 3.5): cordonc compile records the SHA-256 of every
 # source and the lint verdict; inspect shows them (the hashes checked here
 # against sha256sum, not against pasted values); verify --sources passes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docs/schemas: each file a valid Draft 2020-12 schema with its $id and a
 # description on every property; tests/lib/schema_check.py fails with the
 # JSON path of the first error; the result schema says what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The system trust directory (--trust-dir here; /etc/cordon/trusted-keys by
 # default, which a test on a shared machine must not create): when it holds
 # keys, cordon run refuses an unsigned blob and one signed by another key,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test_image.sh - the OCI archives of scripts/build-image, run with podman
 # from a private storage root under build/ (the host's podman state is not
 # touched, and the root is removed after):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Hold a JSON document (or each line of a JSON-lines file) to one of the
 schemas in docs/schemas/.
 

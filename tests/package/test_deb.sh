@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages of make package (DEB, build/deb/) installed into a
 # minimal Debian 12 root, the honest test of their Depends:
 #   - lintian: no tag but the ones debian/*.lintian-overrides explain;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_describe_apis.c - compiler/describe_apis.h: the tool names of the
  * model API formats and their way back to the id.  The name rule is where

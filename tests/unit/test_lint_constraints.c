@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_lint_constraints.c - the constraint analysis of lint CDN709-CDN711
  * (lint/rules/constraints.c) is sound: what it says a constraint can do

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_provenance.c - the names compile records sources under
  * (lint/provenance.c) and the --require-lint-clean gate
