@@ -34,8 +34,11 @@ for prefix in /opt/x /usr; do
 		# Neither the source tree nor the build tree may be named (the
 		# unstripped build binary names them in its debug info and
 		# its marker file; the installed one must not know either).
-		strings "$P/bin/$b" | grep -qF -e "$SRC" -e "$BUILD" &&
-			die "$prefix: bin/$b names a build path: $(strings "$P/bin/$b" | grep -F -e "$SRC" -e "$BUILD" | head -3)"
+		# A path below either, or either alone ("$SRC" bare would also
+		# match /workspace/work/main.py when the tree is /work/main).
+		strings "$P/bin/$b" | grep -F -e "$SRC/" -e "$BUILD/" >"$T/paths"
+		strings "$P/bin/$b" | grep -xF -e "$SRC" -e "$BUILD" >>"$T/paths"
+		[ -s "$T/paths" ] && die "$prefix: bin/$b names a build path: $(head -3 "$T/paths")"
 	done
 	grep -q "^ExecStart=$prefix/bin/cordon serve" "$P/lib/systemd/system/cordon-serve.service" ||
 		die "$prefix: the unit's ExecStart does not name $prefix/bin/cordon"
