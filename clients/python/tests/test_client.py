@@ -56,7 +56,7 @@ def result_for(req, eid, status="succeeded", stdout=""):
     if status == "cancelled":
         err = {"code": "cancelled", "message": "cancelled by request"}
     return {
-        "policy": {"app": req["app"], "sha256": SHA}, "executionId": eid, "runDir": "", "status": status,
+        "policy": {"app": req["app"], "sha256": SHA}, "agent": req.get("agent"), "executionId": eid, "runDir": "", "status": status,
         "exitCode": 0 if status == "succeeded" else None, "signal": None if status == "succeeded" else "KILL",
         "stdout": stdout, "stderr": "", "truncated": {"stdout": False, "stderr": False},
         "replaced": {"stdout": 0, "stderr": 0}, "result": {"echo": req.get("context")}, "resultError": None,
