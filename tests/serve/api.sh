@@ -30,8 +30,9 @@ trap 'rm -rf "$T"' EXIT
 # binaries and the parts of the tree the suite reads (the examples it
 # compiles, the shared harness, the OpenAPI document and its checker, the
 # Python client), readable by all, written by root only.
-mkdir -p "$T/bin" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/src/docs" "$T/src/clients" || exit 1
+mkdir -p "$T/bin" "$T/src/policies" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/src/docs" "$T/src/clients" || exit 1
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
+	cp "$SRC"/policies/*.policy "$T/src/policies/" &&
 	cp -R "$SRC/examples/cafe" "$SRC/examples/report" "$T/src/examples/" &&
 	cp "$S/test_api.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
 	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/src/tests/lib/" &&
@@ -43,7 +44,9 @@ chmod 755 "$T/bin/cordon" "$T/bin/cordonc"
 # directories, cordon run's run directory.
 mkdir "$T/tmp" && chown cordon-test "$T/tmp" && chmod 700 "$T/tmp"
 cd "$T" || exit 1
-env -u XDG_RUNTIME_DIR TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
+# A copied cordonc has no build-tree marker beside it (compiler/policy_home.h):
+# name the shipped profiles.
+env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
 	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_api.py" rootless ||
 	rc=1
 exit $rc
