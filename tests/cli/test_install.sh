@@ -71,8 +71,12 @@ int main(void)
 	return 0;
 }
 C
-	# shellcheck disable=SC2046
-	expect_rc 0 cc -o "$T/use" "$T/use.c" $(pkg-config --cflags --libs cordon-tools)
+	# A SAN=1 build installs an instrumented static library: its user must
+	# link the same runtimes, as any program built against it would.
+	san_flags=
+	[ "$SANV" = 1 ] && san_flags="-fsanitize=address,undefined"
+	# shellcheck disable=SC2046,SC2086
+	expect_rc 0 cc -o "$T/use" "$T/use.c" $san_flags $(pkg-config --cflags --libs cordon-tools)
 	unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 	expect_rc 0 "$T/use"
 	[ -s "$_out" ] || die "$prefix: the program linked against libcordon_tools printed nothing"
