@@ -41,6 +41,8 @@ endif
 
 PKGS_COMPILER := yaml-0.1 libseccomp libsodium libcjson
 PKGS_RUNTIME := libsodium libcjson sqlite3
+# libpq: the ledger's PostgreSQL back end (runtime/ledger/ledger_pg.c).
+PKGS_RUNTIME += libpq
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -I. -I$(B)/gen
