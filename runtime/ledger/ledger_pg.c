@@ -173,7 +173,6 @@ static const char SQL_COUNT_RECORDS[] =
 
 struct ledger_pg {
 	PGconn *conn;
-	char *conninfo;
 	/* "PostgreSQL at HOST:PORT/DB", for errors: never the password. */
 	char name[256];
 	char id[LEDGER_ID_HEX + 1];
@@ -185,6 +184,7 @@ struct ledger_pg {
 	char pruned_day[16];
 	/* The renewal thread, and the pipe that stops it. */
 	pthread_t renewer;
+	PGconn *renew_conn;
 	int renewing;
 	int stop[2];
 };
@@ -217,7 +217,7 @@ static int pg_err(struct ledger_pg *l, const char *what, const PGresult *res, ch
 static int pg_ready(struct ledger_pg *l, char *err, size_t n)
 {
 	if (getpid() != l->opener) {
-		ledger_errf(err, n, "ledger: a handle belongs to the process that opened it");
+		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
 		return -1;
 	}
 	if (PQstatus(l->conn) == CONNECTION_OK)
@@ -379,39 +379,47 @@ static int pg_owner_register(struct ledger_pg *l, char *err, size_t n)
 	return pg_run(l, SQL_OWNER_PRUNE, NULL, 0, "pruning old owners", err, n);
 }
 
-/* Under the mutex. */
-static int pg_owner_renew(struct ledger_pg *l, char *err, size_t n)
+/* Renews the lease every LEDGER_PG_RENEW_S until stop[0] is readable, on
+ * a connection of its own: renewal never waits behind a call's
+ * transaction, and a call never finds its connection reset under it.  A
+ * failed renewal is tried again at the next tick (with a new connection
+ * if the server dropped this one): if the server stays away past the
+ * lease, other hosts judge our pending records in doubt, which is what
+ * they are. */
+static void *pg_renewer(void *arg)
 {
+	struct ledger_pg *l = arg;
+	struct pollfd pfd = { .fd = l->stop[0], .events = POLLIN };
 	char num[3][24], lease[16];
 	const char *v[7];
+	PGresult *res;
+	int r;
 
 	owner_texts(l, num, v + 1);
 	snprintf(lease, sizeof(lease), "%d", LEDGER_PG_LEASE_S);
 	v[0] = l->owner;
 	v[6] = lease;
-	if (pg_ready(l, err, n) != 0)
-		return -1;
-	return pg_run(l, SQL_OWNER_RENEW, v, 7, "renewing the owner lease", err, n);
-}
-
-/* Renews the lease every LEDGER_PG_RENEW_S until stop[0] is readable.  A
- * failed renewal is tried again at the next tick: if the server stays
- * away past the lease, other hosts judge our pending records in doubt,
- * which is what they are. */
-static void *pg_renewer(void *arg)
-{
-	struct ledger_pg *l = arg;
-	struct pollfd pfd = { .fd = l->stop[0], .events = POLLIN };
-
-	while (poll(&pfd, 1, LEDGER_PG_RENEW_S * 1000) == 0 || (pfd.revents == 0 && errno == EINTR)) {
-		pthread_mutex_lock(&l->mu);
-		pg_owner_renew(l, NULL, 0);
-		pthread_mutex_unlock(&l->mu);
+	for (;;) {
+		r = poll(&pfd, 1, LEDGER_PG_RENEW_S * 1000);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		if (r < 0)
+			continue;
+		if (PQstatus(l->renew_conn) != CONNECTION_OK)
+			PQreset(l->renew_conn);
+		res = PQexecParams(l->renew_conn, SQL_OWNER_RENEW, 7, NULL, v, NULL, NULL, 0);
+		PQclear(res);
 	}
 	return NULL;
 }
 
 /* ---- open, close, check ------------------------------------------------ */
+
+static void pg_notice_drop(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
 
 /* Connects to url: a bad URL and an unreachable server are errors that
  * name the server, never the password. */
@@ -438,6 +446,9 @@ static PGconn *pg_connect(const char *url, char *name, size_t nn, char *err, siz
 		ledger_errf(err, n, "ledger: out of memory connecting to PostgreSQL");
 		return NULL;
 	}
+	/* The server's notices ("already exists, skipping") are not ours to
+	 * print: library code never writes to stderr. */
+	PQsetNoticeProcessor(c, pg_notice_drop, NULL);
 	snprintf(name, nn, "PostgreSQL at %s:%s/%s", PQhost(c) != NULL && PQhost(c)[0] ? PQhost(c) : "localhost",
 		 PQport(c) != NULL && PQport(c)[0] ? PQport(c) : "5432", PQdb(c) != NULL ? PQdb(c) : "?");
 	if (PQstatus(c) != CONNECTION_OK) {
@@ -467,11 +478,6 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 		goto fail;
 	if (gethostname(l->hostname, sizeof(l->hostname) - 1) != 0)
 		snprintf(l->hostname, sizeof(l->hostname), "?");
-	l->conninfo = strdup(url);
-	if (l->conninfo == NULL) {
-		ledger_errf(err, n, "ledger: out of memory");
-		goto fail;
-	}
 	l->conn = pg_connect(url, l->name, sizeof(l->name), err, n);
 	if (l->conn == NULL)
 		goto fail;
@@ -482,6 +488,9 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 		ledger_errf(err, n, "ledger: pipe: %s", strerror(errno));
 		goto fail;
 	}
+	l->renew_conn = pg_connect(url, l->name, sizeof(l->name), err, n);
+	if (l->renew_conn == NULL)
+		goto fail;
 	if (pthread_create(&l->renewer, NULL, pg_renewer, l) != 0) {
 		ledger_errf(err, n, "ledger: cannot start the lease renewal thread");
 		goto fail;
@@ -517,8 +526,8 @@ void ledger_pg_close(struct ledger_pg *l)
 		close(l->stop[0]);
 	if (l->stop[1] >= 0)
 		close(l->stop[1]);
+	PQfinish(l->renew_conn);
 	PQfinish(l->conn);
-	free(l->conninfo);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 }
