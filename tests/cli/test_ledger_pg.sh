@@ -31,39 +31,7 @@ PGD="$T/pg"
 trap '"$PGTMP" stop "$PGD" >/dev/null 2>&1; rm -rf "$T" "$TD"' EXIT
 URL=$("$PGTMP" start "$PGD" 2>"$T/pgtmp.err") || { cat "$T/pgtmp.err"; die "pgtmp start"; }
 
-# The tool and policy of test_ledger.sh: counts its executions by message id.
-cat >"$TD/count-tool" <<'EOF'
-#!/bin/sh
-cat >/dev/null
-echo "$CORDON_MESSAGE_ID" >>"$1"
-printf '{"runs": %s}\n' "$(grep -cx -- "$CORDON_MESSAGE_ID" "$1")"
-EOF
-chmod 755 "$TD/count-tool"
-cat >"$T/tools.yaml" <<EOF
-version: 1
-tools:
-  - id: t.count
-    description: Count one execution per message id.
-    params:
-      item: { type: string, max_length: 16, required: true }
-    side_effect: true
-    timeout: 5s
-    exec: [$TD/count-tool, $COUNT]
-    run_as: supervisor
-EOF
-sed -e 's/^app: mail$/app: ledgertest/' -e '/^  outputs:/,/note.txt/d' \
-	-e 's/^  reporter: { tools: \[mail.send\] }$/  a: { tools: [t.count] }/' \
-	"$SRC/examples/mail/app.yaml" >"$T/app.yaml"
-cat >"$T/prog.py" <<'EOF'
-import json
-import cordon_tools
-mid = open("/workspace/work/mid.txt").read().strip()
-r = cordon_tools.tool_call("t.count", {"item": "x"}, message_id=mid)
-json.dump({"answer": r}, open("/workspace/out/result.json", "w"))
-EOF
-chmod 644 "$T/tools.yaml" "$T/app.yaml" "$T/prog.py"
-"$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/p.cpol" >"$_out" 2>"$_err" || die "compile"
-chmod 644 "$T/p.cpol"
+. "$SRC/tests/cli/ledger_fixture.sh"
 
 # run MID [WHERE...]: one run calling t.count with MID, on the server unless
 # WHERE says otherwise; prints its answer.
