@@ -1983,6 +1983,72 @@ static void test_pg_lease_expiry_in_doubt(void **state)
 	PQfinish(raw);
 }
 
+/* Processes opening a fresh database at once: the advisory lock lets
+ * one migrate and draw the id, every other finds it done; all agree on the
+ * id and none fails. */
+static void test_pg_first_open_race(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 8 };
+	char ids[N][LEDGER_ID_LEN + 1], err[256];
+	int out[N][2], go[2], k, st;
+	pid_t kid[N];
+	char b = 'g';
+
+	ledger_close(f->l);
+	f->l = NULL;
+	pg_wipe();
+	assert_int_equal(pipe(go), 0);
+	for (k = 0; k < N; k++) {
+		assert_int_equal(pipe(out[k]), 0);
+		kid[k] = fork();
+		assert_true(kid[k] >= 0);
+		if (kid[k] == 0) {
+			struct ledger *l = NULL;
+			char c;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1 || ledger_open(pg_url, &l, err, sizeof(err)) != 0)
+				_exit(2);
+			_exit(write(out[k][1], ledger_id(l), LEDGER_ID_LEN) == LEDGER_ID_LEN ? 0 : 3);
+		}
+		close(out[k][1]);
+	}
+	close(go[0]);
+	for (k = 0; k < N; k++)
+		assert_int_equal(write(go[1], &b, 1), 1);
+	close(go[1]);
+	for (k = 0; k < N; k++) {
+		assert_int_equal(waitpid(kid[k], &st, 0), kid[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		assert_int_equal(read(out[k][0], ids[k], LEDGER_ID_LEN), LEDGER_ID_LEN);
+		ids[k][LEDGER_ID_LEN] = '\0';
+		close(out[k][0]);
+		assert_string_equal(ids[k], ids[0]);
+	}
+}
+
+/* Day counters older than 30 days before the call's day go, as on
+ * SQLite (test_budget_prunes_old_days). */
+static void test_pg_budget_prunes_old_days(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call old = call_of("cafe", "mail.send", "ann", "e1", "2024-01-01");
+	struct ledger_call edge = call_of("cafe", "mail.send", "ann", "e1", "2024-01-20");
+	struct ledger_call now = call_of("cafe", "mail.send", "ann", "e2", "2024-02-15");
+	char err[256];
+	PGconn *c = pg_raw();
+
+	assert_int_equal(ledger_budget_take(f->l, &old, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &edge, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day", 0, NULL), 2);
+	assert_int_equal(ledger_budget_take(f->l, &now, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	/* 2024-01-20 is 26 days before 2024-02-15: kept; 2024-01-01 is 45: gone */
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day WHERE day = '2024-01-20'", 0, NULL), 1);
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day WHERE day = '2024-01-01'", 0, NULL), 0);
+	PQfinish(c);
+}
+
 /* The server restarted between two calls: the call that meets the dead
  * connection fails naming the server, the next one reconnects, and what
  * was recorded before is still there. */
@@ -2083,6 +2149,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pg_open_errors, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_lease_expiry_in_doubt, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_connection_killed, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_first_open_race, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_server_restarted, setup_open, teardown),
 	};
 	/* SQLite alone, and the semantic tests that forge rows in its file. */
