@@ -34,12 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <postgresql/libpq-fe.h>
-
 #include "runtime/ledger/ledger.h"
 #include "runtime/ledger/ledger_backend.h"
 #include "runtime/ledger/ledger_common.h"
 #include "runtime/ledger/ledger_id.h"
+#include "runtime/ledger/pq.h"
 
 /*
  * The lease: long enough that a renewal every third of it survives a slow
@@ -172,6 +171,7 @@ static const char SQL_COUNT_RECORDS[] =
 	"SELECT count(*), count(*) FILTER (WHERE state = 'pending') FROM cordon_replay";
 
 struct ledger_pg {
+	const struct pq_api *pq; /* libpq, loaded by the first open */
 	PGconn *conn;
 	/* "PostgreSQL at HOST:PORT/DB", for errors: never the password. */
 	char name[256];
@@ -193,7 +193,8 @@ struct ledger_pg {
 
 static void pg_name(struct ledger_pg *l)
 {
-	const char *host = PQhost(l->conn), *port = PQport(l->conn), *db = PQdb(l->conn);
+	const struct pq_api *pq = l->pq;
+	const char *host = pq->PQhost(l->conn), *port = pq->PQport(l->conn), *db = pq->PQdb(l->conn);
 
 	snprintf(l->name, sizeof(l->name), "PostgreSQL at %s:%s/%s", host != NULL && host[0] ? host : "localhost",
 		 port != NULL && port[0] ? port : "5432", db != NULL ? db : "?");
@@ -202,11 +203,12 @@ static void pg_name(struct ledger_pg *l)
 /* err <- what, the server's name and libpq's message (its last line cut). */
 static int pg_err(struct ledger_pg *l, const char *what, const PGresult *res, char *err, size_t n)
 {
-	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
+	const struct pq_api *pq = l->pq;
+	const char *msg = res != NULL ? pq->PQresultErrorMessage(res) : "";
 	int len;
 
 	if (msg == NULL || msg[0] == '\0')
-		msg = PQerrorMessage(l->conn);
+		msg = pq->PQerrorMessage(l->conn);
 	len = (int)strcspn(msg, "\n");
 	ledger_errf(err, n, "ledger: %s: %s: %.*s", l->name, what, len, msg);
 	return -1;
@@ -216,14 +218,15 @@ static int pg_err(struct ledger_pg *l, const char *what, const PGresult *res, ch
  * dropped it (restarted, the backend was killed).  Under the mutex. */
 static int pg_ready(struct ledger_pg *l, char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	if (getpid() != l->opener) {
 		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
 		return -1;
 	}
-	if (PQstatus(l->conn) == CONNECTION_OK)
+	if (pq->PQstatus(l->conn) == CONNECTION_OK)
 		return 0;
-	PQreset(l->conn);
-	if (PQstatus(l->conn) != CONNECTION_OK)
+	pq->PQreset(l->conn);
+	if (pq->PQstatus(l->conn) != CONNECTION_OK)
 		return pg_err(l, "cannot connect", NULL, err, n);
 	return 0;
 }
@@ -234,11 +237,12 @@ static int pg_ready(struct ledger_pg *l, char *err, size_t n)
 static PGresult *pg_exec(struct ledger_pg *l, const char *sql, const char *const *v, int count,
 			 ExecStatusType want, const char *what, char *err, size_t n)
 {
-	PGresult *res = PQexecParams(l->conn, sql, count, NULL, v, NULL, NULL, 0);
+	const struct pq_api *pq = l->pq;
+	PGresult *res = pq->PQexecParams(l->conn, sql, count, NULL, v, NULL, NULL, 0);
 
-	if (res == NULL || PQresultStatus(res) != want) {
+	if (res == NULL || pq->PQresultStatus(res) != want) {
 		pg_err(l, what, res, err, n);
-		PQclear(res);
+		pq->PQclear(res);
 		return NULL;
 	}
 	return res;
@@ -248,9 +252,10 @@ static PGresult *pg_exec(struct ledger_pg *l, const char *sql, const char *const
 static int pg_run(struct ledger_pg *l, const char *sql, const char *const *v, int count, const char *what,
 		  char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	PGresult *res = pg_exec(l, sql, v, count, PGRES_COMMAND_OK, what, err, n);
 
-	PQclear(res);
+	pq->PQclear(res);
 	return res != NULL ? 0 : -1;
 }
 
@@ -258,19 +263,21 @@ static int pg_run(struct ledger_pg *l, const char *sql, const char *const *v, in
  * query protocol, which the extended one behind pg_exec() is not). */
 static int pg_script(struct ledger_pg *l, const char *sql, char *err, size_t n)
 {
-	PGresult *res = PQexec(l->conn, sql);
+	const struct pq_api *pq = l->pq;
+	PGresult *res = pq->PQexec(l->conn, sql);
 	int rc = 0;
 
-	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (res == NULL || pq->PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = pg_err(l, "migrating the schema", res, err, n);
-	PQclear(res);
+	pq->PQclear(res);
 	return rc;
 }
 
 static int pg_tx_end(struct ledger_pg *l, int ok, char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	/* A failed COMMIT rolls back; a lost connection has nothing left. */
-	if (PQstatus(l->conn) != CONNECTION_OK)
+	if (pq->PQstatus(l->conn) != CONNECTION_OK)
 		return ok ? pg_err(l, "the connection was lost", NULL, err, n) : -1;
 	if (ok)
 		return pg_run(l, "COMMIT", NULL, 0, "committing", err, n);
@@ -283,9 +290,9 @@ static void fmt_i64(char *buf, size_t n, int64_t v)
 	snprintf(buf, n, "%" PRId64, v);
 }
 
-static int64_t col_i64(const PGresult *res, int row, int col)
+static int64_t col_i64(const struct pq_api *pq, const PGresult *res, int row, int col)
 {
-	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+	return pq->PQgetisnull(res, row, col) ? 0 : strtoll(pq->PQgetvalue(res, row, col), NULL, 10);
 }
 
 /* ---- schema, identity, owner ------------------------------------------ */
@@ -295,6 +302,7 @@ static int64_t col_i64(const PGresult *res, int row, int col)
  * finds the work done; then makes sure the ledger has its id. */
 static int pg_migrate(struct ledger_pg *l, char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	struct ledger_id fresh;
 	const char *v[1];
 	PGresult *res = NULL;
@@ -307,14 +315,14 @@ static int pg_migrate(struct ledger_pg *l, char *err, size_t n)
 		      "locking the schema", err, n);
 	if (res == NULL)
 		goto out;
-	PQclear(res);
+	pq->PQclear(res);
 	res = NULL;
 	if (pg_run(l, SQL_SCHEMA_MAKE, NULL, 0, "making the schema table", err, n) != 0)
 		goto out;
 	res = pg_exec(l, SQL_SCHEMA_GET, NULL, 0, PGRES_TUPLES_OK, "reading the schema version", err, n);
 	if (res == NULL)
 		goto out;
-	version = (int)col_i64(res, 0, 0);
+	version = (int)col_i64(pq, res, 0, 0);
 	if (version > PG_VERSION) {
 		ledger_errf(err, n, "ledger: %s: schema version %d is newer than this cordon knows (%d): upgrade cordon",
 			    l->name, version, PG_VERSION);
@@ -333,18 +341,18 @@ static int pg_migrate(struct ledger_pg *l, char *err, size_t n)
 	v[0] = fresh.hex;
 	if (pg_run(l, SQL_ID_PUT, v, 1, "writing the ledger id", err, n) != 0)
 		goto out;
-	PQclear(res);
+	pq->PQclear(res);
 	res = pg_exec(l, SQL_ID_GET, NULL, 0, PGRES_TUPLES_OK, "reading the ledger id", err, n);
 	if (res == NULL)
 		goto out;
-	if (PQntuples(res) != 1 || !ledger_id_ok(PQgetvalue(res, 0, 0))) {
+	if (pq->PQntuples(res) != 1 || !ledger_id_ok(pq->PQgetvalue(res, 0, 0))) {
 		ledger_errf(err, n, "ledger: %s: the ledger id in cordon_meta is missing or malformed", l->name);
 		goto out;
 	}
-	snprintf(l->id, sizeof(l->id), "%s", PQgetvalue(res, 0, 0));
+	snprintf(l->id, sizeof(l->id), "%s", pq->PQgetvalue(res, 0, 0));
 	ok = 1;
 out:
-	PQclear(res);
+	pq->PQclear(res);
 	return pg_tx_end(l, ok, err, n) == 0 && ok ? 0 : -1;
 }
 
@@ -364,6 +372,7 @@ static void owner_texts(struct ledger_pg *l, char num[3][24], const char **v)
 
 static int pg_owner_register(struct ledger_pg *l, char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	char num[3][24], lease[16];
 	const char *v[6];
 	PGresult *res;
@@ -374,8 +383,8 @@ static int pg_owner_register(struct ledger_pg *l, char *err, size_t n)
 	res = pg_exec(l, SQL_OWNER_NEW, v, 6, PGRES_TUPLES_OK, "registering this process", err, n);
 	if (res == NULL)
 		return -1;
-	snprintf(l->owner, sizeof(l->owner), "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
+	snprintf(l->owner, sizeof(l->owner), "%s", pq->PQgetvalue(res, 0, 0));
+	pq->PQclear(res);
 	return pg_run(l, SQL_OWNER_PRUNE, NULL, 0, "pruning old owners", err, n);
 }
 
@@ -389,6 +398,7 @@ static int pg_owner_register(struct ledger_pg *l, char *err, size_t n)
 static void *pg_renewer(void *arg)
 {
 	struct ledger_pg *l = arg;
+	const struct pq_api *pq = l->pq;
 	struct pollfd pfd = { .fd = l->stop[0], .events = POLLIN };
 	char num[3][24], lease[16];
 	const char *v[7];
@@ -405,10 +415,10 @@ static void *pg_renewer(void *arg)
 			break;
 		if (r < 0)
 			continue;
-		if (PQstatus(l->renew_conn) != CONNECTION_OK)
-			PQreset(l->renew_conn);
-		res = PQexecParams(l->renew_conn, SQL_OWNER_RENEW, 7, NULL, v, NULL, NULL, 0);
-		PQclear(res);
+		if (pq->PQstatus(l->renew_conn) != CONNECTION_OK)
+			pq->PQreset(l->renew_conn);
+		res = pq->PQexecParams(l->renew_conn, SQL_OWNER_RENEW, 7, NULL, v, NULL, NULL, 0);
+		pq->PQclear(res);
 	}
 	return NULL;
 }
@@ -423,7 +433,7 @@ static void pg_notice_drop(void *arg, const char *msg)
 
 /* Connects to url: a bad URL and an unreachable server are errors that
  * name the server, never the password. */
-static PGconn *pg_connect(const char *url, char *name, size_t nn, char *err, size_t n)
+static PGconn *pg_connect(const struct pq_api *pq, const char *url, char *name, size_t nn, char *err, size_t n)
 {
 	const char *keys[] = { "dbname", "connect_timeout", "application_name", NULL };
 	const char *vals[] = { url, LEDGER_PG_CONNECT_S, "cordon-ledger", NULL };
@@ -431,31 +441,31 @@ static PGconn *pg_connect(const char *url, char *name, size_t nn, char *err, siz
 	char *perr = NULL;
 	PGconn *c;
 
-	opts = PQconninfoParse(url, &perr);
+	opts = pq->PQconninfoParse(url, &perr);
 	if (opts == NULL) {
 		ledger_errf(err, n, "ledger: bad PostgreSQL URL: %.*s", perr != NULL ? (int)strcspn(perr, "\n") : 0,
 			    perr != NULL ? perr : "");
-		PQfreemem(perr);
+		pq->PQfreemem(perr);
 		return NULL;
 	}
-	PQconninfoFree(opts);
+	pq->PQconninfoFree(opts);
 	/* dbname expanded as a URL; connect_timeout after it, so a URL
 	 * without one still gives up. */
-	c = PQconnectdbParams(keys, vals, 1);
+	c = pq->PQconnectdbParams(keys, vals, 1);
 	if (c == NULL) {
 		ledger_errf(err, n, "ledger: out of memory connecting to PostgreSQL");
 		return NULL;
 	}
 	/* The server's notices ("already exists, skipping") are not ours to
 	 * print: library code never writes to stderr. */
-	PQsetNoticeProcessor(c, pg_notice_drop, NULL);
-	snprintf(name, nn, "PostgreSQL at %s:%s/%s", PQhost(c) != NULL && PQhost(c)[0] ? PQhost(c) : "localhost",
-		 PQport(c) != NULL && PQport(c)[0] ? PQport(c) : "5432", PQdb(c) != NULL ? PQdb(c) : "?");
-	if (PQstatus(c) != CONNECTION_OK) {
-		const char *m = PQerrorMessage(c);
+	pq->PQsetNoticeProcessor(c, pg_notice_drop, NULL);
+	snprintf(name, nn, "PostgreSQL at %s:%s/%s", pq->PQhost(c) != NULL && pq->PQhost(c)[0] ? pq->PQhost(c) : "localhost",
+		 pq->PQport(c) != NULL && pq->PQport(c)[0] ? pq->PQport(c) : "5432", pq->PQdb(c) != NULL ? pq->PQdb(c) : "?");
+	if (pq->PQstatus(c) != CONNECTION_OK) {
+		const char *m = pq->PQerrorMessage(c);
 
 		ledger_errf(err, n, "ledger: %s: cannot connect: %.*s", name, (int)strcspn(m, "\n"), m);
-		PQfinish(c);
+		pq->PQfinish(c);
 		return NULL;
 	}
 	return c;
@@ -473,12 +483,15 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 	}
 	l->stop[0] = l->stop[1] = -1;
 	pthread_mutex_init(&l->mu, NULL);
+	l->pq = pq_load(err, n);
+	if (l->pq == NULL)
+		goto fail;
 	l->opener = getpid();
 	if (ledger_owner_self(&l->self, err, n) != 0)
 		goto fail;
 	if (gethostname(l->hostname, sizeof(l->hostname) - 1) != 0)
 		snprintf(l->hostname, sizeof(l->hostname), "?");
-	l->conn = pg_connect(url, l->name, sizeof(l->name), err, n);
+	l->conn = pg_connect(l->pq, url, l->name, sizeof(l->name), err, n);
 	if (l->conn == NULL)
 		goto fail;
 	pg_name(l);
@@ -488,7 +501,7 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 		ledger_errf(err, n, "ledger: pipe: %s", strerror(errno));
 		goto fail;
 	}
-	l->renew_conn = pg_connect(url, l->name, sizeof(l->name), err, n);
+	l->renew_conn = pg_connect(l->pq, url, l->name, sizeof(l->name), err, n);
 	if (l->renew_conn == NULL)
 		goto fail;
 	if (pthread_create(&l->renewer, NULL, pg_renewer, l) != 0) {
@@ -505,10 +518,12 @@ fail:
 
 void ledger_pg_close(struct ledger_pg *l)
 {
+	const struct pq_api *pq;
 	const char *v[1];
 
 	if (l == NULL)
 		return;
+	pq = l->pq;
 	if (l->renewing) {
 		/* Closing the write end wakes the thread's poll. */
 		close(l->stop[1]);
@@ -518,7 +533,7 @@ void ledger_pg_close(struct ledger_pg *l)
 	/* A clean close ends the lease at once: our records that are still
 	 * pending are in doubt from now on, not in 30 s.  Not in a forked
 	 * child: the connection is the parent's. */
-	if (l->conn != NULL && l->owner[0] != '\0' && getpid() == l->opener && PQstatus(l->conn) == CONNECTION_OK) {
+	if (l->conn != NULL && l->owner[0] != '\0' && getpid() == l->opener && pq->PQstatus(l->conn) == CONNECTION_OK) {
 		v[0] = l->owner;
 		pg_run(l, SQL_OWNER_DROP, v, 1, "ending the lease", NULL, 0);
 	}
@@ -526,8 +541,10 @@ void ledger_pg_close(struct ledger_pg *l)
 		close(l->stop[0]);
 	if (l->stop[1] >= 0)
 		close(l->stop[1]);
-	PQfinish(l->renew_conn);
-	PQfinish(l->conn);
+	if (pq != NULL) {
+		pq->PQfinish(l->renew_conn);
+		pq->PQfinish(l->conn);
+	}
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 }
@@ -544,22 +561,27 @@ int ledger_pg_check(const char *url, ledger_finding_fn fn, void *arg, char *err,
 	PGresult *res = NULL;
 	char line[512];
 	int rc = -1, version;
+	const struct pq_api *pq;
 
-	l.conn = pg_connect(url, l.name, sizeof(l.name), err, n);
+	l.pq = pq_load(err, n);
+	if (l.pq == NULL)
+		return -1;
+	pq = l.pq;
+	l.conn = pg_connect(pq, url, l.name, sizeof(l.name), err, n);
 	if (l.conn == NULL)
 		return -1;
 	res = pg_exec(&l, SQL_SCHEMA_PEEK, NULL, 0, PGRES_TUPLES_OK, "looking for the schema", err, n);
 	if (res == NULL)
 		goto out;
-	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+	if (strcmp(pq->PQgetvalue(res, 0, 0), "t") != 0) {
 		ledger_errf(err, n, "ledger: %s: no ledger there (no cordon_schema table)", l.name);
 		goto out;
 	}
-	PQclear(res);
+	pq->PQclear(res);
 	res = pg_exec(&l, SQL_SCHEMA_GET, NULL, 0, PGRES_TUPLES_OK, "reading the schema version", err, n);
 	if (res == NULL)
 		goto out;
-	version = (int)col_i64(res, 0, 0);
+	version = (int)col_i64(pq, res, 0, 0);
 	rc = 0;
 	if (version != PG_VERSION) {
 		snprintf(line, sizeof(line), "%s: schema version %d, this cordon writes %d%s", l.name, version,
@@ -568,31 +590,31 @@ int ledger_pg_check(const char *url, ledger_finding_fn fn, void *arg, char *err,
 		rc = version > PG_VERSION;
 		goto out;
 	}
-	PQclear(res);
+	pq->PQclear(res);
 	res = pg_exec(&l, SQL_ID_GET, NULL, 0, PGRES_TUPLES_OK, "reading the ledger id", err, n);
 	if (res == NULL) {
 		rc = -1;
 		goto out;
 	}
-	if (PQntuples(res) != 1 || !ledger_id_ok(PQgetvalue(res, 0, 0))) {
+	if (pq->PQntuples(res) != 1 || !ledger_id_ok(pq->PQgetvalue(res, 0, 0))) {
 		snprintf(line, sizeof(line), "%s: the ledger id is missing or malformed", l.name);
 		fn(line, 1, arg);
 		rc = 1;
 		goto out;
 	}
-	snprintf(line, sizeof(line), "ledger %s in %s (schema %d)", PQgetvalue(res, 0, 0), l.name, version);
+	snprintf(line, sizeof(line), "ledger %s in %s (schema %d)", pq->PQgetvalue(res, 0, 0), l.name, version);
 	fn(line, 0, arg);
-	PQclear(res);
+	pq->PQclear(res);
 	res = pg_exec(&l, SQL_COUNT_RECORDS, NULL, 0, PGRES_TUPLES_OK, "counting records", err, n);
 	if (res == NULL) {
 		rc = -1;
 		goto out;
 	}
-	snprintf(line, sizeof(line), "%s replay records, %s pending", PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
+	snprintf(line, sizeof(line), "%s replay records, %s pending", pq->PQgetvalue(res, 0, 0), pq->PQgetvalue(res, 0, 1));
 	fn(line, 0, arg);
 out:
-	PQclear(res);
-	PQfinish(l.conn);
+	pq->PQclear(res);
+	pq->PQfinish(l.conn);
 	return rc;
 }
 
@@ -602,12 +624,13 @@ out:
 static int pg_count(struct ledger_pg *l, const char *sql, const char *const *v, int count, int64_t *calls,
 		    char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	PGresult *res = pg_exec(l, sql, v, count, PGRES_TUPLES_OK, "counting the call", err, n);
 
 	if (res == NULL)
 		return -1;
-	*calls = col_i64(res, 0, 0);
-	PQclear(res);
+	*calls = col_i64(pq, res, 0, 0);
+	pq->PQclear(res);
 	return 0;
 }
 
@@ -711,19 +734,20 @@ int ledger_pg_run_end(struct ledger_pg *l, const char *exec_id, char *err, size_
  * does. */
 static enum owner_liveness pg_owner_judge(struct ledger_pg *l, const PGresult *res, int row, int at)
 {
+	const struct pq_api *pq = l->pq;
 	struct ledger_owner o;
 
-	if (strcmp(PQgetvalue(res, row, at), l->owner) == 0)
+	if (strcmp(pq->PQgetvalue(res, row, at), l->owner) == 0)
 		return OWNER_ALIVE;
-	if (PQgetisnull(res, row, at + 1) || strcmp(PQgetvalue(res, row, at + 5), "t") != 0)
+	if (pq->PQgetisnull(res, row, at + 1) || strcmp(pq->PQgetvalue(res, row, at + 5), "t") != 0)
 		return OWNER_GONE;
-	if (l->self.boot[0] == '\0' || strcmp(PQgetvalue(res, row, at + 1), l->self.boot) != 0)
+	if (l->self.boot[0] == '\0' || strcmp(pq->PQgetvalue(res, row, at + 1), l->self.boot) != 0)
 		return OWNER_ALIVE;
 	memset(&o, 0, sizeof(o));
-	snprintf(o.boot, sizeof(o.boot), "%s", PQgetvalue(res, row, at + 1));
-	o.pid = col_i64(res, row, at + 2);
-	o.start = col_i64(res, row, at + 3);
-	o.pidns = col_i64(res, row, at + 4);
+	snprintf(o.boot, sizeof(o.boot), "%s", pq->PQgetvalue(res, row, at + 1));
+	o.pid = col_i64(pq, res, row, at + 2);
+	o.start = col_i64(pq, res, row, at + 3);
+	o.pidns = col_i64(pq, res, row, at + 4);
 	return ledger_owner_check(&l->self, &o);
 }
 
@@ -733,6 +757,7 @@ static enum owner_liveness pg_owner_judge(struct ledger_pg *l, const PGresult *r
 static enum ledger_replay pg_replay_look(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
 					 const char *digest, char **response, int *wait, char *err, size_t n)
 {
+	const struct pq_api *pq = l->pq;
 	char pid[24], now[24];
 	const char *v[10] = { c->app, c->tenant, c->user, c->tool, message_id, digest, l->owner, pid, c->exec_id, now };
 	enum ledger_replay res = LEDGER_REPLAY_ERROR;
@@ -748,21 +773,21 @@ static enum ledger_replay pg_replay_look(struct ledger_pg *l, const struct ledge
 	r = pg_exec(l, SQL_REPLAY_PUT, v, 10, PGRES_TUPLES_OK, "writing the pending record", err, n);
 	if (r == NULL)
 		return LEDGER_REPLAY_ERROR;
-	if (PQntuples(r) == 1) {
+	if (pq->PQntuples(r) == 1) {
 		res = LEDGER_REPLAY_RUN;
 		goto out;
 	}
-	PQclear(r);
+	pq->PQclear(r);
 	r = pg_exec(l, SQL_REPLAY_GET, v, 5, PGRES_TUPLES_OK, "reading the replay record", err, n);
 	if (r == NULL)
 		goto out;
-	if (PQntuples(r) != 1) {
+	if (pq->PQntuples(r) != 1) {
 		*wait = 1; /* forgotten or abandoned since: try again */
 		res = LEDGER_REPLAY_IN_DOUBT;
-	} else if (strcmp(PQgetvalue(r, 0, 0), digest) != 0) {
+	} else if (strcmp(pq->PQgetvalue(r, 0, 0), digest) != 0) {
 		res = LEDGER_REPLAY_CONFLICT;
-	} else if (strcmp(PQgetvalue(r, 0, 1), "done") == 0) {
-		*response = strdup(PQgetvalue(r, 0, 2));
+	} else if (strcmp(pq->PQgetvalue(r, 0, 1), "done") == 0) {
+		*response = strdup(pq->PQgetvalue(r, 0, 2));
 		if (*response == NULL)
 			ledger_errf(err, n, "ledger: out of memory copying a recorded response");
 		res = *response != NULL ? LEDGER_REPLAY_RECORDED : LEDGER_REPLAY_ERROR;
@@ -771,7 +796,7 @@ static enum ledger_replay pg_replay_look(struct ledger_pg *l, const struct ledge
 		res = LEDGER_REPLAY_IN_DOUBT;
 	}
 out:
-	PQclear(r);
+	pq->PQclear(r);
 	return res;
 }
 
@@ -799,6 +824,7 @@ enum ledger_replay ledger_pg_replay_begin(struct ledger_pg *l, const struct ledg
 static int pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
 			   const char *response, char *err, size_t n)
 {
+	const struct pq_api *pq = l != NULL ? l->pq : NULL;
 	char now[24];
 	const char *v[8] = { NULL };
 	PGresult *r = NULL;
@@ -830,7 +856,7 @@ static int pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, con
 		    PGRES_COMMAND_OK, "recording the response", err, n);
 	if (r == NULL)
 		goto out;
-	if (strcmp(PQcmdTuples(r), "1") != 0) {
+	if (strcmp(pq->PQcmdTuples(r), "1") != 0) {
 		ledger_errf(err, n,
 			    "ledger: %s/%s message %s (tenant \"%s\") has no pending record owned by this process",
 			    c->app, c->tool, message_id, c->tenant);
@@ -838,7 +864,7 @@ static int pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, con
 	}
 	rc = 0;
 out:
-	PQclear(r);
+	pq->PQclear(r);
 	pthread_mutex_unlock(&l->mu);
 	return rc;
 }
@@ -864,19 +890,20 @@ int ledger_pg_replay_abandon(struct ledger_pg *l, const struct ledger_call *c, c
 /* Row i of a SQL_REPLAY_LIST / SQL_REPLAY_LOCK result as a record. */
 static void pg_record(struct ledger_pg *l, PGresult *res, int i, struct ledger_record *r)
 {
+	const struct pq_api *pq = l->pq;
 	memset(r, 0, sizeof(*r));
-	r->app = PQgetvalue(res, i, 0);
-	r->tenant = PQgetvalue(res, i, 1);
-	r->user = PQgetvalue(res, i, 2);
-	r->tool = PQgetvalue(res, i, 3);
-	r->message_id = PQgetvalue(res, i, 4);
-	r->state = PQgetvalue(res, i, 5);
-	r->params_sha256 = PQgetvalue(res, i, 6);
-	r->exec_id = PQgetvalue(res, i, 7);
-	r->response = PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8);
-	r->created = col_i64(res, i, 9);
-	r->updated = col_i64(res, i, 10);
-	r->owner_pid = col_i64(res, i, 11);
+	r->app = pq->PQgetvalue(res, i, 0);
+	r->tenant = pq->PQgetvalue(res, i, 1);
+	r->user = pq->PQgetvalue(res, i, 2);
+	r->tool = pq->PQgetvalue(res, i, 3);
+	r->message_id = pq->PQgetvalue(res, i, 4);
+	r->state = pq->PQgetvalue(res, i, 5);
+	r->params_sha256 = pq->PQgetvalue(res, i, 6);
+	r->exec_id = pq->PQgetvalue(res, i, 7);
+	r->response = pq->PQgetisnull(res, i, 8) ? NULL : pq->PQgetvalue(res, i, 8);
+	r->created = col_i64(pq, res, i, 9);
+	r->updated = col_i64(pq, res, i, 10);
+	r->owner_pid = col_i64(pq, res, i, 11);
 	if (strcmp(r->state, "pending") != 0)
 		return;
 	switch (pg_owner_judge(l, res, i, 12)) {
@@ -895,6 +922,7 @@ static void pg_record(struct ledger_pg *l, PGresult *res, int i, struct ledger_r
 int ledger_pg_replay_list(struct ledger_pg *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg,
 			  char *err, size_t n)
 {
+	const struct pq_api *pq = l != NULL ? l->pq : NULL;
 	const struct ledger_filter any = { 0 };
 	struct ledger_record r;
 	PGresult *res = NULL;
@@ -922,19 +950,20 @@ int ledger_pg_replay_list(struct ledger_pg *l, const struct ledger_filter *f, le
 		return -1;
 	/* The whole listing is one snapshot in memory: the callback (a
 	 * pager) holds no lock and no transaction. */
-	for (i = 0; i < PQntuples(res) && stop == 0; i++) {
+	for (i = 0; i < pq->PQntuples(res) && stop == 0; i++) {
 		pg_record(l, res, i, &r);
 		if (in_doubt && r.owner != LEDGER_OWNER_GONE)
 			continue;
 		stop = fn(&r, arg);
 	}
-	PQclear(res);
+	pq->PQclear(res);
 	return stop;
 }
 
 enum ledger_forget ledger_pg_replay_forget(struct ledger_pg *l, const struct ledger_filter *key, const char *reason,
 					   int force, uint32_t uid, char *prev, size_t pn, char *err, size_t n)
 {
+	const struct pq_api *pq = l != NULL ? l->pq : NULL;
 	enum ledger_forget out = LEDGER_FORGET_ERROR;
 	struct ledger_record r;
 	PGresult *res = NULL;
@@ -959,7 +988,7 @@ enum ledger_forget ledger_pg_replay_forget(struct ledger_pg *l, const struct led
 		res = pg_exec(l, SQL_REPLAY_LOCK, k, 5, PGRES_TUPLES_OK, "reading the record", err, n);
 		if (res == NULL)
 			goto out;
-		if (PQntuples(res) != 1) {
+		if (pq->PQntuples(res) != 1) {
 			out = LEDGER_FORGET_NOT_FOUND;
 			goto out;
 		}
@@ -983,7 +1012,7 @@ enum ledger_forget ledger_pg_replay_forget(struct ledger_pg *l, const struct led
 	ok = 1;
 	out = LEDGER_FORGOT;
 out:
-	PQclear(res);
+	pq->PQclear(res);
 	if (pg_tx_end(l, ok, err, n) != 0 && ok)
 		out = LEDGER_FORGET_ERROR;
 unlock:
@@ -993,6 +1022,7 @@ unlock:
 
 int ledger_pg_forget_log(struct ledger_pg *l, ledger_forgotten_fn fn, void *arg, char *err, size_t n)
 {
+	const struct pq_api *pq = l != NULL ? l->pq : NULL;
 	struct ledger_forgotten r;
 	PGresult *res = NULL;
 	int i, stop = 0;
@@ -1007,21 +1037,21 @@ int ledger_pg_forget_log(struct ledger_pg *l, ledger_forgotten_fn fn, void *arg,
 	pthread_mutex_unlock(&l->mu);
 	if (res == NULL)
 		return -1;
-	for (i = 0; i < PQntuples(res) && stop == 0; i++) {
+	for (i = 0; i < pq->PQntuples(res) && stop == 0; i++) {
 		memset(&r, 0, sizeof(r));
-		r.time = col_i64(res, i, 0);
-		r.uid = col_i64(res, i, 1);
-		r.app = PQgetvalue(res, i, 2);
-		r.tenant = PQgetvalue(res, i, 3);
-		r.user = PQgetvalue(res, i, 4);
-		r.tool = PQgetvalue(res, i, 5);
-		r.message_id = PQgetvalue(res, i, 6);
-		r.state = PQgetvalue(res, i, 7);
-		r.exec_id = PQgetvalue(res, i, 8);
-		r.forced = strcmp(PQgetvalue(res, i, 9), "t") == 0;
-		r.reason = PQgetvalue(res, i, 10);
+		r.time = col_i64(pq, res, i, 0);
+		r.uid = col_i64(pq, res, i, 1);
+		r.app = pq->PQgetvalue(res, i, 2);
+		r.tenant = pq->PQgetvalue(res, i, 3);
+		r.user = pq->PQgetvalue(res, i, 4);
+		r.tool = pq->PQgetvalue(res, i, 5);
+		r.message_id = pq->PQgetvalue(res, i, 6);
+		r.state = pq->PQgetvalue(res, i, 7);
+		r.exec_id = pq->PQgetvalue(res, i, 8);
+		r.forced = strcmp(pq->PQgetvalue(res, i, 9), "t") == 0;
+		r.reason = pq->PQgetvalue(res, i, 10);
 		stop = fn(&r, arg);
 	}
-	PQclear(res);
+	pq->PQclear(res);
 	return stop;
 }
