@@ -435,8 +435,9 @@ static void pg_notice_drop(void *arg, const char *msg)
  * name the server, never the password. */
 static PGconn *pg_connect(const struct pq_api *pq, const char *url, char *name, size_t nn, char *err, size_t n)
 {
-	const char *keys[] = { "dbname", "connect_timeout", "application_name", NULL };
-	const char *vals[] = { url, LEDGER_PG_CONNECT_S, "cordon-ledger", NULL };
+	const char *keys[] = { "connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+			       "tcp_user_timeout", "application_name", "dbname", NULL };
+	const char *vals[] = { LEDGER_PG_CONNECT_S, "10", "5", "3", "30000", "cordon-ledger", url, NULL };
 	PQconninfoOption *opts;
 	char *perr = NULL;
 	PGconn *c;
@@ -449,8 +450,11 @@ static PGconn *pg_connect(const struct pq_api *pq, const char *url, char *name, 
 		return NULL;
 	}
 	pq->PQconninfoFree(opts);
-	/* dbname expanded as a URL; connect_timeout after it, so a URL
-	 * without one still gives up. */
+	/* Defaults first, then dbname expanded as the URL, whose own
+	 * settings override them.  Over TCP a dead server or network is
+	 * noticed within about 30 s (keepalives, tcp_user_timeout) rather
+	 * than a call hanging with the handle's mutex held; a connection
+	 * attempt gives up after LEDGER_PG_CONNECT_S. */
 	c = pq->PQconnectdbParams(keys, vals, 1);
 	if (c == NULL) {
 		ledger_errf(err, n, "ledger: out of memory connecting to PostgreSQL");
