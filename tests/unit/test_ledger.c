@@ -2049,6 +2049,47 @@ static void test_pg_budget_prunes_old_days(void **state)
 	PQfinish(c);
 }
 
+/* The owner of another handle on this boot is judged by its process, as
+ * on SQLite: running, it is waited for (until cancel_fd, already readable,
+ * stops the wait); a reused pid (another start time) is gone at once; a
+ * pid from another pid namespace cannot be judged and is waited for. */
+static void test_pg_owner_identity(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger *other = NULL;
+	char err[256], *resp = NULL;
+	const char *ids[] = { "alive", "reused", "ns" };
+	const char *forge[] = {
+		NULL,
+		"UPDATE cordon_owner SET start = start + 1"
+		" WHERE id = (SELECT owner FROM cordon_replay WHERE message_id = $1)",
+		"UPDATE cordon_owner SET pidns = pidns + 1, pid = 1"
+		" WHERE id = (SELECT owner FROM cordon_replay WHERE message_id = $1)",
+	};
+	const enum ledger_replay want[] = { LEDGER_REPLAY_CANCELLED, LEDGER_REPLAY_IN_DOUBT, LEDGER_REPLAY_CANCELLED };
+	int cancel[2], i;
+	PGconn *raw = pg_raw();
+
+	assert_int_equal(pipe(cancel), 0);
+	assert_int_equal(write(cancel[1], "x", 1), 1);
+	assert_int_equal(ledger_open(pg_url, &other, err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ledger_replay_begin(other, &c, ids[i], DIG_A, 0, -1, &resp, err, sizeof(err)),
+				 LEDGER_REPLAY_RUN);
+		if (forge[i] != NULL)
+			pg_raw_exec(raw, forge[i], 1, &ids[i]);
+		assert_int_equal(
+			ledger_replay_begin(f->l, &c, ids[i], DIG_A, 600000, cancel[0], &resp, err, sizeof(err)),
+			want[i]);
+		assert_null(resp);
+	}
+	ledger_close(other);
+	close(cancel[0]);
+	close(cancel[1]);
+	PQfinish(raw);
+}
+
 /* The server restarted between two calls: the call that meets the dead
  * connection fails naming the server, the next one reconnects, and what
  * was recorded before is still there. */
@@ -2149,6 +2190,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pg_open_errors, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_lease_expiry_in_doubt, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_connection_killed, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_owner_identity, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_first_open_race, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_server_restarted, setup_open, teardown),
