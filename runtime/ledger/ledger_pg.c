@@ -528,6 +528,13 @@ void ledger_pg_close(struct ledger_pg *l)
 	if (l == NULL)
 		return;
 	pq = l->pq;
+	/* In a forked child the thread does not exist and the connections
+	 * are the parent's: PQfinish would send the server a goodbye on the
+	 * parent's sockets and end its sessions.  Only the memory goes. */
+	if (getpid() != l->opener) {
+		free(l);
+		return;
+	}
 	if (l->renewing) {
 		/* Closing the write end wakes the thread's poll. */
 		close(l->stop[1]);
@@ -535,9 +542,8 @@ void ledger_pg_close(struct ledger_pg *l)
 		pthread_join(l->renewer, NULL);
 	}
 	/* A clean close ends the lease at once: our records that are still
-	 * pending are in doubt from now on, not in 30 s.  Not in a forked
-	 * child: the connection is the parent's. */
-	if (l->conn != NULL && l->owner[0] != '\0' && getpid() == l->opener && pq->PQstatus(l->conn) == CONNECTION_OK) {
+	 * pending are in doubt from now on, not in 30 s. */
+	if (l->conn != NULL && l->owner[0] != '\0' && pq->PQstatus(l->conn) == CONNECTION_OK) {
 		v[0] = l->owner;
 		pg_run(l, SQL_OWNER_DROP, v, 1, "ending the lease", NULL, 0);
 	}

@@ -2090,6 +2090,28 @@ static void test_pg_owner_identity(void **state)
 	PQfinish(raw);
 }
 
+/* A forked child that closes its copy of the handle leaves the parent's
+ * connections alone (closing them would end the parent's sessions). */
+static void test_pg_close_in_child(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256];
+	pid_t kid;
+	int st;
+
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		ledger_close(f->l);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 5, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 5, err, sizeof(err)), LEDGER_BUDGET_OK);
+}
+
 /* The server restarted between two calls: the call that meets the dead
  * connection fails naming the server, the next one reconnects, and what
  * was recorded before is still there. */
@@ -2191,6 +2213,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pg_lease_expiry_in_doubt, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_connection_killed, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_owner_identity, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_close_in_child, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_first_open_race, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_server_restarted, setup_open, teardown),
