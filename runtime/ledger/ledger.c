@@ -73,10 +73,9 @@ int ledger_check(const char *where, ledger_finding_fn fn, void *arg, char *err, 
 	return ledger_is_url(where) ? ledger_pg_check(where, fn, arg, err, n) : ledger_sq_check(where, fn, arg, err, n);
 }
 
-/* A server is a ledger to list or open: opening it says what is wrong. */
 int ledger_exists(const char *where)
 {
-	return ledger_is_url(where) ? 1 : ledger_sq_exists(where);
+	return ledger_is_url(where) ? ledger_pg_exists(where) : ledger_sq_exists(where);
 }
 
 /* A NULL handle goes to the SQLite side, whose checks refuse it with the

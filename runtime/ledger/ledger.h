@@ -183,7 +183,8 @@ int ledger_default_parents(const char *state_dir, int rootless, char *err, size_
 /* 1 when state_dir holds a ledger (its database, or its identity file:
  * a ledger whose database is gone is still one, and opening it says
  * what is wrong), else 0; creates nothing (a listing must not make a
- * ledger where there was none). */
+ * ledger where there was none).  For a URL: 0 only when the server
+ * answers that it holds no ledger; 1 when it does or cannot be asked. */
 int ledger_exists(const char *state_dir);
 
 enum ledger_owner_state {

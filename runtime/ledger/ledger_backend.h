@@ -39,6 +39,7 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 void ledger_pg_close(struct ledger_pg *l);
 const char *ledger_pg_id(const struct ledger_pg *l);
 int ledger_pg_check(const char *url, ledger_finding_fn fn, void *arg, char *err, size_t n);
+int ledger_pg_exists(const char *url);
 enum ledger_budget ledger_pg_budget_take(struct ledger_pg *l, const struct ledger_call *c, uint32_t max_run,
 					 uint32_t max_day, char *err, size_t n);
 enum ledger_replay ledger_pg_replay_begin(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,

@@ -564,6 +564,31 @@ const char *ledger_pg_id(const struct ledger_pg *l)
 	return l->id;
 }
 
+/* 1 when the server holds a ledger (its schema table), or when that
+ * cannot be told (no libpq, unreachable, refused): opening it then says
+ * what is wrong.  0 only when the database answers that there is none, so
+ * a listing makes no schema where there was none. */
+int ledger_pg_exists(const char *url)
+{
+	struct ledger_pg l = { 0 };
+	PGresult *res = NULL;
+	char err[16];
+	int rc = 1;
+
+	l.pq = pq_load(err, sizeof(err));
+	if (l.pq == NULL)
+		return 1;
+	l.conn = pg_connect(l.pq, url, l.name, sizeof(l.name), err, sizeof(err));
+	if (l.conn == NULL)
+		return 1;
+	res = pg_exec(&l, SQL_SCHEMA_PEEK, NULL, 0, PGRES_TUPLES_OK, "looking for the schema", NULL, 0);
+	if (res != NULL && strcmp(l.pq->PQgetvalue(res, 0, 0), "f") == 0)
+		rc = 0;
+	l.pq->PQclear(res);
+	l.pq->PQfinish(l.conn);
+	return rc;
+}
+
 /* Looks without changing anything: no migration, no owner row. */
 int ledger_pg_check(const char *url, ledger_finding_fn fn, void *arg, char *err, size_t n)
 {

@@ -2112,6 +2112,24 @@ static void test_pg_close_in_child(void **state)
 	assert_int_equal(ledger_budget_take(f->l, &c, 0, 5, err, sizeof(err)), LEDGER_BUDGET_OK);
 }
 
+/* ledger_exists() on a URL asks the server and creates nothing: a
+ * listing of an empty database leaves it empty. */
+static void test_pg_exists(void **state)
+{
+	struct fx *f = *state;
+	PGconn *raw = pg_raw();
+
+	assert_int_equal(ledger_exists(pg_url), 1);
+	ledger_close(f->l);
+	f->l = NULL;
+	pg_wipe();
+	assert_int_equal(ledger_exists(pg_url), 0);
+	assert_int_equal(pg_raw_exec(raw, "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'cordon%'", 0, NULL), 0);
+	/* a server that cannot be asked: opening it will say why */
+	assert_int_equal(ledger_exists("postgresql:///cordon?host=/nonexistent"), 1);
+	PQfinish(raw);
+}
+
 /* The server restarted between two calls: the call that meets the dead
  * connection fails naming the server, the next one reconnects, and what
  * was recorded before is still there. */
@@ -2214,6 +2232,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pg_connection_killed, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_owner_identity, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_close_in_child, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_exists, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_first_open_race, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_pg_server_restarted, setup_open, teardown),
