@@ -228,7 +228,9 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(C
 # ledger-pg: test_ledger's semantic tests again on PostgreSQL, plus its
 # PostgreSQL-only ones, on a private server tests/lib/pgtmp starts (a Unix
 # socket in a fresh directory; as root the server runs as cordon-test) and
-# stops whatever the result.
+# stops whatever the result.  Under TSAN=1 a child forked from the test
+# (whose handle renews its lease from a thread) may start threads of its
+# own: die_after_fork=0 lets it, as separate processes would.
 # test_ledger talks to the server itself (to forge rows, kill its
 # connection); the runtime loads libpq only when a ledger URL is opened
 # (runtime/ledger/pq.h).
@@ -238,6 +240,7 @@ ledger-pg: $(B)/tests/test_ledger
 	@set -e; d=$$(mktemp -d /tmp/cordon-ledger-pg.XXXXXX); chmod 755 $$d; \
 	url=$$(tests/lib/pgtmp start $$d) || { rm -rf $$d; exit 1; }; \
 	echo "== $< on $$url"; rc=0; \
+	$(if $(filter 1,$(TSAN)),TSAN_OPTIONS="$$TSAN_OPTIONS die_after_fork=0") \
 	CORDON_SRC=$(CURDIR) CORDON_TEST_LEDGER_URL="$$url" CORDON_TEST_PGTMP=$$d $< || rc=$$?; \
 	tests/lib/pgtmp stop $$d || rc=1; rm -rf $$d; exit $$rc
 check: ledger-pg
