@@ -191,16 +191,7 @@ struct ledger_pg {
 
 /* ---- connection -------------------------------------------------------- */
 
-static void pg_name(struct ledger_pg *l)
-{
-	const struct pq_api *pq = l->pq;
-	const char *host = pq->PQhost(l->conn), *port = pq->PQport(l->conn), *db = pq->PQdb(l->conn);
-
-	snprintf(l->name, sizeof(l->name), "PostgreSQL at %s:%s/%s", host != NULL && host[0] ? host : "localhost",
-		 port != NULL && port[0] ? port : "5432", db != NULL ? db : "?");
-}
-
-/* err <- what, the server's name and libpq's message (its last line cut). */
+/* err <- what, the server's name and the first line of libpq's message. */
 static int pg_err(struct ledger_pg *l, const char *what, const PGresult *res, char *err, size_t n)
 {
 	const struct pq_api *pq = l->pq;
@@ -498,7 +489,6 @@ int ledger_pg_open(const char *url, struct ledger_pg **out, char *err, size_t n)
 	l->conn = pg_connect(l->pq, url, l->name, sizeof(l->name), err, n);
 	if (l->conn == NULL)
 		goto fail;
-	pg_name(l);
 	if (pg_migrate(l, err, n) != 0 || pg_owner_register(l, err, n) != 0)
 		goto fail;
 	if (pipe2(l->stop, O_CLOEXEC) != 0) {
