@@ -6,6 +6,7 @@
 #   - --ledger with --state-dir, or a value that is not a URL: usage error;
 #   - an unreachable server: a harness error (exit 125, stage ledger) naming
 #     the server and never the URL's password, and the tool does not run;
+#     serve does not start;
 #   - a side-effect call is recorded on the server: its repeat in another
 #     process is replayed without running the tool, a state directory does
 #     not see it, cordon ledger list/check --ledger find it;
@@ -73,7 +74,14 @@ grep -q "pw-$$-secret" "$_out" "$_err" && die "the URL's password was printed"
 expect_rc 1 "$CORDON" ledger list --ledger "$BAD"
 grep -q "pw-$$-secret" "$_out" "$_err" && die "ledger list printed the URL's password"
 expect_err "$T/nowhere"
-pass "an unreachable server is a harness error naming it, not its password; the tool did not run"
+# serve opens the ledger at start: it does not start, and says why.
+mkdir "$T/pols"
+expect_rc 1 "$CORDON" serve --policies "$T/pols" --socket "$T/s.sock" --ledger "$BAD"
+expect_err "cannot start"
+expect_err "$T/nowhere"
+grep -q "pw-$$-secret" "$_out" "$_err" && die "serve printed the URL's password"
+[ -e "$T/s.sock" ] && die "serve listened without its ledger"
+pass "an unreachable server is a harness error naming it, not its password; the tool did not run; serve does not start"
 
 # 3. Recorded on the server: the repeat (another process) is replayed.
 [ "$(run m-1)" = 1 ] || die "first run"
