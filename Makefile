@@ -225,6 +225,26 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(C
 # SECCOMP_RET_KILL_THREAD leaves TSan's background thread behind, so the
 # child never ends and the test waits for it forever; they run no threads
 # of ours anyway.
+# ledger-pg: test_ledger's semantic tests again on PostgreSQL, plus its
+# PostgreSQL-only ones, on a private server tests/lib/pgtmp starts (a Unix
+# socket in a fresh directory; as root the server runs as cordon-test) and
+# stops whatever the result.  Under TSAN=1 a child forked from the test
+# (whose handle renews its lease from a thread) may start threads of its
+# own: die_after_fork=0 lets it, as separate processes would.
+# test_ledger talks to the server itself (to forge rows, kill its
+# connection); the runtime loads libpq only when a ledger URL is opened
+# (runtime/ledger/pq.h).
+$(B)/tests/test_ledger: LIBS_TEST += $(shell pkg-config --libs libpq 2>/dev/null)
+.PHONY: ledger-pg
+ledger-pg: $(B)/tests/test_ledger
+	@set -e; d=$$(mktemp -d /tmp/cordon-ledger-pg.XXXXXX); chmod 755 $$d; \
+	url=$$(tests/lib/pgtmp start $$d) || { rm -rf $$d; exit 1; }; \
+	echo "== $< on $$url"; rc=0; \
+	$(if $(filter 1,$(TSAN)),TSAN_OPTIONS="$$TSAN_OPTIONS die_after_fork=0") \
+	CORDON_SRC=$(CURDIR) CORDON_TEST_LEDGER_URL="$$url" CORDON_TEST_PGTMP=$$d $< || rc=$$?; \
+	tests/lib/pgtmp stop $$d || rc=1; rm -rf $$d; exit $$rc
+check: ledger-pg
+
 UNIT_ENV := $(if $(filter 1,$(TSAN)),CORDON_NO_KERNEL_TESTS=1)
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
