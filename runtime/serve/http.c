@@ -675,6 +675,7 @@ static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Conn
 		free(r);
 		return MHD_NO;
 	}
+	(void)MHD->set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, STREAM_STALL_S);
 	MHD->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				 f == STREAM_SSE ? "text/event-stream" : "application/x-ndjson");
 	MHD->add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");

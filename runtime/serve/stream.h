@@ -55,6 +55,12 @@ enum stream_format {
  * comment, an empty NDJSON line), so proxies and the server's own idle
  * timeout see a live connection. */
 #define STREAM_KEEPALIVE_MS 10000u
+/* How long a streamed answer may make no progress (a reader that reads
+ * nothing) before its connection is cut, in place of the server's idle
+ * bound (--body-timeout + 5 s): a reader may pause this long and still get
+ * the result, which waits in the buffer.  What a stalled reader holds is
+ * bounded meanwhile: one connection, buffer_max and the result. */
+#define STREAM_STALL_S 300u
 
 struct stream;
 

@@ -342,7 +342,9 @@ def main(argv):
         api = A.load_openapi()
         cc = A.load_client()
         srv = A.Server(env, "stream", env.policies, os.path.join(env.dir, "work"), os.path.join(env.dir, "s.sock"),
-                       None, ["--pool", "1", "--max-concurrency", "2"])
+                       # --body-timeout 2: the slow reader's 8 s pause is past
+                       # the idle bound (2 + 5 s), which a stream replaces
+                       None, ["--pool", "1", "--max-concurrency", "2", "--body-timeout", "2"])
         srv.start()
         t.check(srv.wait_ready(60), "the stream server is ready", srv.log())
         x = Tests(t, env, srv, api, cc)
