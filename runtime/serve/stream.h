@@ -28,6 +28,11 @@
  * chunk's end is held back for the next chunk, so the chunks joined equal
  * the result's stdout and stderr.
  *
+ * Reuse: nothing here knows what an execution is beyond the callbacks of
+ * sandbox_events (on sandbox_request) and a cancel to bind, so a
+ * code-interpreter cell can be streamed by the same code: a sink per cell,
+ * its hooks on the cell's request, stream_finish() with the cell's result.
+ *
  * Threads: every call is thread-safe.  A stream is reference counted: new
  * gives one reference (the reader's), stream_ref() another (the
  * producer's); stream_reader_gone() and stream_unref() each drop one.
