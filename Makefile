@@ -212,7 +212,8 @@ SERVE_UNIT_SRC_test_serve_tokens := runtime/serve/tokens.c
 SERVE_UNIT_SRC_test_serve_exec_request := runtime/serve/exec_request.c
 SERVE_UNIT_SRC_test_serve_metrics := runtime/serve/metrics.c
 SERVE_UNIT_SRC_test_serve_gate := runtime/serve/gate.c
-SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c mhd.c tokens.c exec_request.c metrics.c)
+SERVE_UNIT_SRC_test_serve_stream := runtime/serve/stream.c
+SERVE_UNIT_SRC_test_serve_http := $(addprefix runtime/serve/,http.c mhd.c tokens.c exec_request.c metrics.c stream.c)
 $(foreach t,$(SERVE_UNIT_BIN),$(eval $(t): $(call obj,$(or $(SERVE_UNIT_SRC_$(notdir $(t))),$(SERVE_SRC)))))
 $(SERVE_UNIT_BIN): LIBS_TEST += $(LIBS_SERVE)
 

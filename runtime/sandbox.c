@@ -187,6 +187,9 @@ struct sandbox {
 	int fd_init;             /* the init channel (launch.h): deadline out, the program's end in */
 	int init_fired;          /* init's deadline ended the run, not the supervisor */
 	struct capture out, err;
+	struct sandbox_events ev;  /* all NULL: not followed */
+	pthread_mutex_t cap_lock;  /* out and err, once ev is set */
+	int cap_lock_ok;
 	uint64_t ws_bytes_max, ws_inodes_max;
 	struct supervise_out so;
 	int exec_ok;             /* the loader answered: setup and exec succeeded */
@@ -1246,6 +1249,47 @@ fail:
 	return -1;
 }
 
+static void sb_tap_out(void *arg, const char *data, size_t len)
+{
+	struct sandbox *sb = arg;
+
+	sb->ev.output(sb->ev.arg, 1, data, len);
+}
+
+static void sb_tap_err(void *arg, const char *data, size_t len)
+{
+	struct sandbox *sb = arg;
+
+	sb->ev.output(sb->ev.arg, 2, data, len);
+}
+
+/* The output written before the call is in the pipes when the call
+ * arrives: drained first, it is told first. */
+static void sb_on_call(void *arg, const cJSON *entry)
+{
+	struct sandbox *sb = arg;
+
+	capture_drain(&sb->out);
+	capture_drain(&sb->err);
+	sb->ev.call(sb->ev.arg, entry);
+}
+
+/* Sets the followers of rq->events on the captures; 0, or -1 (no lock). */
+static int start_events(struct sandbox *sb, const struct sandbox_request *rq)
+{
+	if (rq->events == NULL || rq->events->output == NULL || rq->events->call == NULL)
+		return 0;
+	if (!sb->cap_lock_ok && pthread_mutex_init(&sb->cap_lock, NULL) != 0)
+		return -1;
+	sb->cap_lock_ok = 1;
+	sb->ev = *rq->events;
+	sb->out.lock = sb->err.lock = &sb->cap_lock;
+	sb->out.tap = sb_tap_out;
+	sb->err.tap = sb_tap_err;
+	sb->out.tap_arg = sb->err.tap_arg = sb;
+	return 0;
+}
+
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 {
 	char buf[1024], rel[128];
@@ -1258,6 +1302,10 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 		goto fail;
 	if (start_check(sb, rq) != 0)
 		goto fail;
+	if (start_events(sb, rq) != 0) {
+		sb_fail(sb, "bridge", "pthread: cannot create the stream's lock");
+		goto fail;
+	}
 	if (sb->dir_fd >= 0) {
 		int e = 0;
 
@@ -1293,7 +1341,9 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 					 .tool_uid = sb->leases[1].uid,
 					 .tool_gid = sb->leases[1].gid,
 					 .tool_ids = !sb->h->rootless,
-					 .cg_host = &sb->h->cgh };
+					 .cg_host = &sb->h->cgh,
+					 .on_call = sb->ev.call != NULL ? sb_on_call : NULL,
+					 .on_call_arg = sb };
 
 		/* Before the program may run: its first call must find the
 		 * bridge serving. */
@@ -1319,6 +1369,8 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 	}
 	sb->state = SB_STARTED;
 	sb->t_started = now_ms();
+	if (sb->ev.started != NULL)
+		sb->ev.started(sb->ev.arg, sb->id);
 	return 0;
 fail:
 	if (!sb->failed)
@@ -1813,6 +1865,8 @@ void sandbox_destroy(struct sandbox *sb)
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
+	if (sb->cap_lock_ok)
+		pthread_mutex_destroy(&sb->cap_lock);
 	free(sb->out.buf);
 	free(sb->err.buf);
 	free(sb->loader);

@@ -115,6 +115,18 @@ struct sandbox_file {
 	size_t len;
 };
 
+/* A caller following the run as it goes (serve's streams): each callback
+ * runs on a supervisor or bridge thread and must not block.  output gets
+ * only the bytes the capture keeps (never more than its bound), fd 1 or 2;
+ * call gets each toolCalls entry as the call is decided, after the output
+ * the program wrote before making it. */
+struct sandbox_events {
+	void *arg;
+	void (*started)(void *arg, const char *exec_id); /* the go byte is sent */
+	void (*output)(void *arg, int fd, const char *data, size_t len);
+	void (*call)(void *arg, const cJSON *entry);
+};
+
 struct sandbox_request {
 	const char *code;        /* the program, verbatim */
 	size_t code_len;
@@ -124,6 +136,8 @@ struct sandbox_request {
 	/* The request context (context.h), already parsed; ownership passes
 	 * to the sandbox, which sets the caller's pointer to NULL. */
 	cJSON **context;
+	/* NULL, or followed as it runs; borrowed until sandbox_wait() returns. */
+	const struct sandbox_events *events;
 };
 
 struct sandbox;

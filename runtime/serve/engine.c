@@ -600,6 +600,7 @@ struct exec_input {
 	struct sandbox_file inputs[SANDBOX_MAX_INPUTS];
 	unsigned ninputs;
 	cJSON *context;
+	const struct sandbox_events *events;
 };
 
 static void input_take(struct exec_input *x, struct serve_exec_req *rq)
@@ -609,6 +610,7 @@ static void input_take(struct exec_input *x, struct serve_exec_req *rq)
 	x->ninputs = rq->ninputs <= SANDBOX_MAX_INPUTS ? rq->ninputs : SANDBOX_MAX_INPUTS;
 	memcpy(x->inputs, rq->inputs, sizeof(x->inputs));
 	x->context = rq->context;
+	x->events = rq->stream != NULL ? &rq->stream->events : NULL;
 	rq->code = NULL;
 	rq->code_len = 0;
 	memset(rq->inputs, 0, sizeof(rq->inputs));
@@ -642,7 +644,7 @@ static void item_discard(struct engine *e, struct pool_item *it)
 static int exec_start(struct engine *e, struct policy_entry *ent, const char *agent, struct exec_input *x,
 		      struct pool_item **itp, int *warm)
 {
-	struct sandbox_request rq = { x->code, x->code_len, "request", x->inputs, x->ninputs, &x->context };
+	struct sandbox_request rq = { x->code, x->code_len, "request", x->inputs, x->ninputs, &x->context, x->events };
 	struct pool_item *it = NULL;
 	int had_context = x->context != NULL, rc;
 	struct sandbox_err se;
@@ -733,9 +735,26 @@ static int admit(struct engine *e, struct serve_err *err)
 	}
 }
 
+/* A streamed execution's cancel (its reader left): the slot's, as
+ * engine_cancel() does it. */
+struct slot_ref {
+	struct engine *e;
+	struct exec_slot *slot;
+};
+
+static void slot_ref_cancel(void *ctx, const char *why)
+{
+	struct slot_ref *r = ctx;
+
+	pthread_mutex_lock(&r->e->mu);
+	slot_cancel(r->slot, why);
+	pthread_mutex_unlock(&r->e->mu);
+}
+
 int engine_execute(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
 		   struct serve_err *err)
 {
+	struct slot_ref sref = { e, NULL };
 	uint64_t t0 = serve_now_us();
 	struct exec_input x = { 0 };
 	struct policy_entry *ent = NULL;
@@ -761,6 +780,10 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 		goto out;
 	if ((status = slot_register(e, scope->token_index, rq->request_id, &slot, err)) != 200)
 		goto out;
+	if (rq->stream != NULL) {
+		sref.slot = slot;
+		rq->stream->bind_cancel(rq->stream->events.arg, slot_ref_cancel, &sref);
+	}
 	if ((status = admit(e, err)) != 200)
 		goto out;
 	admitted = 1;
@@ -807,6 +830,8 @@ out:
 		metrics_running(e->metrics, running, queued);
 	}
 	cJSON_Delete(res);
+	if (sref.slot != NULL)
+		rq->stream->bind_cancel(rq->stream->events.arg, NULL, NULL);
 	slot_unregister(e, slot);
 	policy_entry_put(ent);
 	input_free(&x);

@@ -36,6 +36,14 @@ struct serve_err {
 	unsigned retry_after_s;  /* 429/503: the Retry-After header, 0 none */
 };
 
+/* A streamed execution (stream.h): the sandbox's followers, and where the
+ * engine binds the execution's cancel while it may be cancelled: cancel
+ * and ctx once registered, then (NULL, NULL) before the handle is gone. */
+struct serve_stream_hooks {
+	struct sandbox_events events;
+	void (*bind_cancel)(void *arg, void (*cancel)(void *ctx, const char *why), void *ctx);
+};
+
 /* A parsed POST /v1/executions body (exec_request.c): every field checked
  * for type and bound; the engine checks it against the policy. */
 #define SERVE_REQUEST_ID_MAX 64
@@ -48,6 +56,7 @@ struct serve_exec_req {
 	struct sandbox_file inputs[SANDBOX_MAX_INPUTS]; /* names and data owned here */
 	unsigned ninputs;
 	cJSON *context;          /* context.h's shape, already validated; NULL none */
+	const struct serve_stream_hooks *stream; /* NULL: not streamed; borrowed */
 };
 void serve_exec_req_free(struct serve_exec_req *r);
 

@@ -48,6 +48,7 @@
 #include "runtime/serve/http.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/mhd.h"
+#include "runtime/serve/stream.h"
 
 /* libmicrohttpd through the table mhd.c loaded (mhd.h says why). */
 #define MHD (mhd_get())
@@ -557,8 +558,141 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 	return reply_error(s, c, status, code, msg, 0, allow);
 }
 
+/* ---- streamed executions (stream.h) ----------------------------------- */
+
+/* The execution of a streamed request runs on a thread of its own, so
+ * that its connection's thread can queue the streaming response as soon
+ * as the program starts and then feed it. */
+struct stream_job {
+	struct http_server *s;
+	struct stream *st;           /* the job's reference */
+	struct serve_scope scope;    /* apps borrowed from the tokens, which outlive the server's threads */
+	struct serve_exec_req er;
+};
+
+static void *stream_job_main(void *arg)
+{
+	struct stream_job *j = arg;
+	struct serve_err err = { .code = "" };
+	cJSON *out = NULL;
+	int status = engine_execute(j->s->e, &j->scope, &j->er, &out, &err);
+
+	stream_finish(j->st, status, out, &err);
+	serve_exec_req_free(&j->er);
+	stream_unref(j->st);
+	atomic_fetch_sub(&j->s->active, 1);
+	free(j);
+	return NULL;
+}
+
+/* The reader's side: one per streamed response. */
+struct stream_reader {
+	struct stream *st;
+	int fd;                      /* the connection's, watched for a hang-up */
+};
+
+static ssize_t stream_reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stream_reader *r = cls;
+	ssize_t got = stream_read(r->st, buf, max, r->fd);
+
+	(void)pos;
+	if (got < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return got == 0 ? MHD_CONTENT_READER_END_OF_STREAM : got;
+}
+
+/* libmicrohttpd is done with the response: sent whole, or the client left
+ * (then a running execution is cancelled: stream.h). */
+static void stream_reader_free(void *cls)
+{
+	struct stream_reader *r = cls;
+
+	stream_reader_gone(r->st);
+	free(r);
+}
+
+/* The Accept header asks for a stream: its format, or -1 for the one JSON
+ * answer.  A media range is matched by name; parameters and q are not
+ * weighed (a client asking for a stream asks for nothing else). */
+static int accept_stream(const char *v)
+{
+	if (v == NULL)
+		return -1;
+	if (strcasestr(v, "text/event-stream") != NULL)
+		return STREAM_SSE;
+	if (strcasestr(v, "application/x-ndjson") != NULL)
+		return STREAM_NDJSON;
+	return -1;
+}
+
+/* er's contents move to the job whatever happens. */
+static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Connection *c, struct http_req *rq,
+					  struct serve_exec_req *er, enum stream_format f)
+{
+	struct serve_err err = { .code = "" };
+	struct stream_job *j = calloc(1, sizeof(*j));
+	struct stream_reader *r = calloc(1, sizeof(*r));
+	struct stream *st = stream_new(f, 0);
+	struct MHD_Response *resp = NULL;
+	pthread_attr_t pa;
+	pthread_t t;
+	int status, started = 0;
+
+	if (j == NULL || r == NULL || st == NULL)
+		goto oom;
+	j->s = s;
+	j->st = st;
+	j->scope = rq->scope;
+	j->er = *er;
+	memset(er, 0, sizeof(*er));
+	j->er.stream = stream_hooks(st);
+	stream_ref(st); /* the job's */
+	atomic_fetch_add(&s->active, 1);
+	if (pthread_attr_init(&pa) == 0) {
+		pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
+		started = pthread_create(&t, &pa, stream_job_main, j) == 0;
+		pthread_attr_destroy(&pa);
+	}
+	if (!started) {
+		atomic_fetch_sub(&s->active, 1);
+		stream_unref(st);
+		serve_exec_req_free(&j->er);
+		goto oom;
+	}
+	j = NULL; /* the thread's */
+	status = stream_wait_begun(st, &err);
+	if (status != 200) {
+		stream_unref(st);
+		free(r);
+		return reply_engine(s, c, status, NULL, &err);
+	}
+	r->st = st;
+	r->fd = rq->conn->fd;
+	resp = MHD->create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader_cb, r, stream_reader_free);
+	if (resp == NULL) {
+		stream_reader_gone(st); /* cancels it: nobody will read */
+		free(r);
+		return MHD_NO;
+	}
+	(void)MHD->set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, STREAM_STALL_S);
+	MHD->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				 f == STREAM_SSE ? "text/event-stream" : "application/x-ndjson");
+	MHD->add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	/* a buffering proxy in front would hold the events back */
+	MHD->add_response_header(resp, "X-Accel-Buffering", "no");
+	return queue(s, c, 200, resp);
+oom:
+	free(j);
+	free(r);
+	stream_unref(st);
+	serve_exec_req_free(er);
+	return reply_error(s, c, 500, "internal", "out of memory", 0, NULL);
+}
+
 static enum MHD_Result handle_exec(struct http_server *s, struct MHD_Connection *c, struct http_req *rq)
 {
+	int f = accept_stream(MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	struct serve_exec_req er;
 	struct serve_err err = { .code = "" };
 	cJSON *out = NULL;
@@ -571,6 +705,8 @@ static enum MHD_Result handle_exec(struct http_server *s, struct MHD_Connection 
 		serve_exec_req_free(&er);
 		return reply_error(s, c, 403, "forbidden", "the token is not scoped to this app", 0, NULL);
 	}
+	if (f >= 0)
+		return handle_exec_stream(s, c, rq, &er, (enum stream_format)f);
 	status = engine_execute(s->e, &rq->scope, &er, &out, &err);
 	/* The engine took the contents; what is left (if anything) is ours. */
 	serve_exec_req_free(&er);

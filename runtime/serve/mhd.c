@@ -30,6 +30,8 @@ static void mhd_init(void)
 		{ "MHD_create_response_from_buffer_with_free_callback",
 		  (void **)&mhd_table.create_response_from_buffer_with_free_callback },
 		{ "MHD_create_response_from_fd64", (void **)&mhd_table.create_response_from_fd64 },
+		{ "MHD_create_response_from_callback", (void **)&mhd_table.create_response_from_callback },
+		{ "MHD_set_connection_option", (void **)&mhd_table.set_connection_option },
 		{ "MHD_add_response_header", (void **)&mhd_table.add_response_header },
 		{ "MHD_destroy_response", (void **)&mhd_table.destroy_response },
 	};

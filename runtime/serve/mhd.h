@@ -30,6 +30,8 @@ struct mhd_api {
 	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
 	__typeof__(&MHD_create_response_from_buffer_with_free_callback) create_response_from_buffer_with_free_callback;
 	__typeof__(&MHD_create_response_from_fd64) create_response_from_fd64;
+	__typeof__(&MHD_create_response_from_callback) create_response_from_callback;
+	__typeof__(&MHD_set_connection_option) set_connection_option;
 	__typeof__(&MHD_add_response_header) add_response_header;
 	__typeof__(&MHD_destroy_response) destroy_response;
 };

@@ -594,6 +594,8 @@ static void bridge_list_call(struct bridge *b, const cJSON *line)
 		if (it != NULL)
 			cJSON_AddItemToObject(entry, keep[i], cJSON_Duplicate(it, 1));
 	}
+	if (entry != NULL && b->cfg.on_call != NULL)
+		b->cfg.on_call(b->cfg.on_call_arg, entry);
 	pthread_mutex_lock(&b->mu);
 	b->ncalls++;
 	if (entry != NULL && cJSON_GetArraySize(b->calls) < BRIDGE_MAX_LISTED_CALLS) {

@@ -61,6 +61,11 @@ struct bridge_cfg {
 	 * cordon-<pid>-<exec id>-t<n>); NULL, or a host with no usable
 	 * hierarchy: none, and a call is killed by its process group only. */
 	const struct cg_host *cg_host;
+	/* NULL, or told each call's toolCalls entry once it is recorded and
+	 * before its answer is sent (a stream's sink); from the call's
+	 * thread, so it must not block. */
+	void (*on_call)(void *arg, const cJSON *entry);
+	void *on_call_arg;
 };
 
 struct bridge;

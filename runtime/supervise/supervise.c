@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,27 +30,62 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Read what is there; 0 at EOF (fd closed and set to -1), 1 otherwise. */
-static int capture_read(struct capture *c)
+/* Keeps what fits of tmp[0..r) and tells the tap; c->lock held. */
+static void capture_keep(struct capture *c, const char *tmp, size_t r)
 {
-	char tmp[16384];
-	ssize_t r = read(c->fd, tmp, sizeof(tmp));
+	size_t keep = r;
 
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return 1;
-	if (r <= 0) {
-		close(c->fd);
-		c->fd = -1;
-		return 0;
-	}
-	size_t keep = (size_t)r;
 	if (c->len + keep > c->max) {
 		keep = c->max - c->len;
 		c->truncated = 1;
 	}
 	memcpy(c->buf + c->len, tmp, keep);
+	if (c->tap != NULL && keep > 0)
+		c->tap(c->tap_arg, c->buf + c->len, keep);
 	c->len += keep;
-	return 1;
+}
+
+/* Read what is there; 0 at EOF (fd closed and set to -1), 1 otherwise.
+ * Under c->lock, the close too: capture_drain() reads the fd from a
+ * bridge thread. */
+static int capture_read(struct capture *c)
+{
+	char tmp[16384];
+	ssize_t r;
+	int e, open_ = 1;
+
+	if (c->lock != NULL)
+		pthread_mutex_lock(c->lock);
+	r = read(c->fd, tmp, sizeof(tmp));
+	e = errno;
+	if (r > 0) {
+		capture_keep(c, tmp, (size_t)r);
+	} else if (r == 0 || (e != EAGAIN && e != EINTR)) {
+		close(c->fd);
+		c->fd = -1;
+		open_ = 0;
+	}
+	if (c->lock != NULL)
+		pthread_mutex_unlock(c->lock);
+	return open_;
+}
+
+void capture_drain(struct capture *c)
+{
+	char tmp[16384];
+	int avail = 0;
+
+	if (c->lock == NULL)
+		return; /* nobody taps it from another thread */
+	pthread_mutex_lock(c->lock);
+	while (c->fd >= 0 && ioctl(c->fd, FIONREAD, &avail) == 0 && avail > 0) {
+		ssize_t r = read(c->fd, tmp, sizeof(tmp));
+
+		if (r <= 0)
+			break; /* EOF is the loop's to see and close */
+		capture_keep(c, tmp, (size_t)r);
+	}
+	pthread_mutex_unlock(c->lock);
 }
 
 static int ws_breached(const struct supervise_cfg *cfg, struct supervise_out *res)

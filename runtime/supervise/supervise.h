@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -20,7 +21,19 @@ struct capture {
 	char *buf;
 	size_t len, max;
 	int truncated;
+	/* NULL, or told each kept part as it is kept (a stream's sink):
+	 * only kept bytes, so what is told never exceeds max.  Called under
+	 * lock when lock is set; the tap must not block. */
+	void (*tap)(void *arg, const char *data, size_t len);
+	void *tap_arg;
+	pthread_mutex_t *lock;
 };
+
+/* Reads what the pipe holds now (FIONREAD), keeping and tapping it as the
+ * supervisor's loop would, under c->lock; never closes the fd.  A tool
+ * call's event calls it first, so the output the program wrote before the
+ * call is told before the call. */
+void capture_drain(struct capture *c);
 
 enum sup_end {
 	SUP_EXITED,     /* the executor ended by itself */

@@ -10,7 +10,7 @@ schemas in docs/schemas/.
     schema_check.py SCHEMA [FILE...]        # FILE or stdin; JSON, or --lines
     schema_check.py --lines audit-line logs/tool-calls.jsonl
 
-SCHEMA is a name (result, audit-line, lint, diff, describe, context) or
+SCHEMA is a name (result, audit-line, lint, diff, describe, context, stream-event) or
 a path to a *.schema.json.  Exit 0 when every document matches; 1 with the
 file, the line (JSON lines), the JSON path of the first error and its
 message when one does not; 2 on a usage error or a file that is not JSON.
@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # of the tree it can read has them beside this file (lib/schemas).
 SCHEMA_DIR = next((d for d in (os.path.join(HERE, "..", "..", "docs", "schemas"), os.path.join(HERE, "schemas"))
                    if os.path.isdir(d)), os.path.join(HERE, "..", "..", "docs", "schemas"))
-NAMES = ("result", "audit-line", "lint", "diff", "describe", "context")
+NAMES = ("result", "audit-line", "lint", "diff", "describe", "context", "stream-event")
 
 _cache = {}
 

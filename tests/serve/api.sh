@@ -17,10 +17,13 @@ rc=0
 
 if [ "$(id -u)" -ne 0 ]; then
 	BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" rootless || rc=1
+	BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_stream.py" rootless || rc=1
 	exit $rc
 fi
 
 BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" root || rc=1
+# Streamed executions (SSE, NDJSON): a server of its own.
+BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_stream.py" root || rc=1
 
 id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
 	|| { echo "FAIL serve rootless setup: cannot create user cordon-test"; exit 1; }
@@ -34,7 +37,7 @@ mkdir -p "$T/bin" "$T/src/policies" "$T/src/examples" "$T/src/tests/serve" "$T/s
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$SRC"/policies/*.policy "$T/src/policies/" &&
 	cp -R "$SRC/examples/cafe" "$SRC/examples/report" "$T/src/examples/" &&
-	cp "$S/test_api.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
+	cp "$S/test_api.py" "$S/test_stream.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
 	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/src/tests/lib/" &&
 	cp -R "$SRC/docs/openapi.yaml" "$SRC/docs/schemas" "$T/src/docs/" && cp -R "$SRC/clients/python" "$T/src/clients/" ||
 	{ echo "FAIL serve rootless setup: cannot copy the tree"; exit 1; }
@@ -48,5 +51,8 @@ cd "$T" || exit 1
 # name the shipped profiles.
 env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
 	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_api.py" rootless ||
+	rc=1
+env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
+	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_stream.py" rootless ||
 	rc=1
 exit $rc

@@ -185,6 +185,14 @@ class OpenAPI:
             return errs
         key = documented.get(ctype) if ctype else next(iter(content))
         media = content[key]
+        if _media_type(key) in STREAM_TYPES and "schema" in media:
+            try:
+                events = _stream_events(body, _media_type(key))
+            except ValueError as e:
+                return errs + ["the stream is not events of JSON: %s" % e]
+            for i, ev in enumerate(events):
+                errs += ["event %d: %s" % (i, e) for e in self._schema_errors(media["schema"], ev)]
+            return errs
         if _media_type(key) != "application/json":
             if not isinstance(body, (bytes, str)):
                 errs.append("a %s body must be bytes or text" % key)
@@ -320,6 +328,18 @@ def _parse_json(body):
     if isinstance(body, str):
         return json.loads(body)
     return body
+
+
+# A streamed answer: each event is held to the media type's schema.
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
+
+
+def _stream_events(body, media):
+    """The JSON events of an SSE or NDJSON body (keep-alives skipped)."""
+    text = body.decode("utf-8") if isinstance(body, bytes) else body
+    if media == "application/x-ndjson":
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
+    return [json.loads(line[len("data:"):].strip()) for line in text.split("\n") if line.startswith("data:")]
 
 
 def load(path=None):

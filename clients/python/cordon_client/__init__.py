@@ -340,18 +340,47 @@ class Client:
         sent as UTF-8 text, bytes as base64).  context: the request context
         (tenant, user, roles, session, tools, ...).  request_id: a handle
         for cancel().  Returns the Result whatever the execution's status."""
-        if not isinstance(code, str):
-            raise TypeError("code must be str")
-        body = {"app": app, "code": code}
-        if agent is not None:
-            body["agent"] = agent
-        if inputs:
-            body["inputs"] = [_input(name, data) for name, data in inputs.items()]
-        if context is not None:
-            body["context"] = context
-        if request_id is not None:
-            body["requestId"] = request_id
+        body = _exec_body(app, code, agent, inputs, context, request_id)
         return Result(self._json("POST", "/v1/executions", body, timeout), self)
+
+    def stream(self, app, code, agent=None, inputs=None, context=None, request_id=None, timeout=None,
+               format="ndjson"):
+        """POST /v1/executions, followed as it runs: yields each event, a
+        dict with "type" ("start", "stdout", "stderr", "toolCall",
+        "violation", "dropped", "result", "error"; docs/serve.md,
+        "Streaming"), in order, the last being "result" (its "result" is the
+        same as execute()'s, as a Result) or "error".  format: "ndjson" or
+        "sse", the wire format asked for (the events are the same).
+        timeout: seconds of silence between two reads (the server sends a
+        keep-alive every 10 s).  Leaving the loop early closes the
+        connection, which cancels the execution."""
+        if format not in ("ndjson", "sse"):
+            raise ValueError("format: 'ndjson' or 'sse'")
+        body = _exec_body(app, code, agent, inputs, context, request_id)
+        headers = {"Accept": "application/x-ndjson" if format == "ndjson" else "text/event-stream",
+                   "Content-Type": "application/json"}
+        if self.token is not None:
+            headers["Authorization"] = "Bearer " + self.token
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        conn = self._connect(self.timeout if timeout is None else timeout)
+        try:
+            try:
+                conn.request("POST", self._prefix + "/v1/executions", body=data, headers=headers)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:
+                raise ConnectionFailed("POST /v1/executions: %s" % e) from e
+            if resp.status != 200:
+                raise _error_from(resp.status, dict(resp.getheaders()), resp.read(MAX_ANSWER_BYTES))
+            events = _sse_events(resp) if format == "sse" else _ndjson_events(resp)
+            for ev in events:
+                if ev.get("type") == "result":
+                    ev["result"] = Result(ev["result"], self)
+                yield ev
+                if ev.get("type") in ("result", "error"):
+                    return
+            raise ConnectionFailed("POST /v1/executions: the stream ended before its result")
+        finally:
+            conn.close()
 
     def cancel(self, request_id):
         """POST /v1/executions/{request_id}/cancel: True once the server took
@@ -363,6 +392,63 @@ class Client:
         server retains them (--retain-seconds)."""
         path = "/v1/executions/%s/artifacts/%s" % (_seg(execution_id), urllib.parse.quote(name, safe="/"))
         return self._request("GET", path)[2]
+
+
+def _exec_body(app, code, agent, inputs, context, request_id):
+    if not isinstance(code, str):
+        raise TypeError("code must be str")
+    body = {"app": app, "code": code}
+    if agent is not None:
+        body["agent"] = agent
+    if inputs:
+        body["inputs"] = [_input(name, data) for name, data in inputs.items()]
+    if context is not None:
+        body["context"] = context
+    if request_id is not None:
+        body["requestId"] = request_id
+    return body
+
+
+def _lines(resp):
+    """The answer's lines, without their end; a line is bounded as an answer is."""
+    try:
+        while True:
+            line = resp.readline(MAX_ANSWER_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_ANSWER_BYTES:
+                raise ConnectionFailed("a stream line is over %d bytes" % MAX_ANSWER_BYTES)
+            yield line.rstrip(b"\r\n").decode("utf-8")
+    except (OSError, http.client.HTTPException) as e:
+        raise ConnectionFailed("the stream broke: %s" % e) from e
+
+
+def _event(text):
+    try:
+        ev = json.loads(text)
+    except ValueError as e:
+        raise ConnectionFailed("a stream event is not JSON: %s" % e) from e
+    if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
+        raise ConnectionFailed("a stream event without a type: %r" % text[:200])
+    return ev
+
+
+def _ndjson_events(resp):
+    for line in _lines(resp):
+        if line:  # an empty line is a keep-alive
+            yield _event(line)
+
+
+def _sse_events(resp):
+    data = []
+    for line in _lines(resp):
+        if line == "":
+            if data:
+                yield _event("\n".join(data))
+            data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+        # "event:" repeats the JSON's type; ":" lines are keep-alives
 
 
 def _seg(s):

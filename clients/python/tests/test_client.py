@@ -251,7 +251,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         r = result_for(req, eid, status, out)
         if status == "timed_out":
             r["error"] = {"code": "timeout", "message": "the program ran past the policy's timeout"}
+        accept = self.headers.get("Accept") or ""
+        if "application/x-ndjson" in accept or "text/event-stream" in accept:
+            return self.send_stream(r, "text/event-stream" if "event-stream" in accept else "application/x-ndjson",
+                                    cut=req["code"] == "cut")
         self.send(200, r)
+
+    def send_stream(self, r, ctype, cut=False):
+        """The result as a streamed answer: start, its stdout in two
+        chunks around a keep-alive, a toolCall, the result (cut: not the
+        result, as a server that died mid-stream)."""
+        evs = [{"type": "start", "executionId": r["executionId"]}]
+        half = len(r["stdout"]) // 2
+        evs += [{"type": "stdout", "text": r["stdout"][:half]}, None, {"type": "stdout", "text": r["stdout"][half:]},
+                {"type": "toolCall", "call": {"requestId": "r1", "tool": "calc.check", "decision": "allowed",
+                                              "check": "exec", "durationMs": 3, "toolMs": 2}},
+                {"type": "result", "result": r}]
+        if cut:
+            evs = evs[:2]
+        if ctype == "text/event-stream":
+            data = "".join(": keepalive\n\n" if e is None else "event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e))
+                           for e in evs)
+        else:
+            data = "".join("\n" if e is None else json.dumps(e) + "\n" for e in evs)
+        self.send(200, data.encode(), ctype)
 
     def do_cancel(self, scope, body, rid):
         with self.fake.lock:
@@ -402,6 +425,28 @@ class Base:
         with self.assertRaises(CordonError) as cm:
             r.artifacts[1].content
         self.assertEqual(cm.exception.code, "artifact_mismatch")
+
+    def test_stream(self):
+        for fmt in ("ndjson", "sse"):
+            evs = list(self.c.stream("cafe", "print(1)", inputs={"a.txt": "hi"}, format=fmt))
+            self.assertEqual([e["type"] for e in evs], ["start", "stdout", "stdout", "toolCall", "result"], fmt)
+            self.assertIn(("application/x-ndjson" if fmt == "ndjson" else "text/event-stream"),
+                          self.last()[2].get("Accept"))
+            res = evs[-1]["result"]
+            self.assertIsInstance(res, cordon_client.Result)
+            self.assertEqual(evs[1]["text"] + evs[2]["text"], res["stdout"])
+            self.assertEqual(res["stdout"], "a.txt=%s\n" % b"hi".hex())
+            self.assertEqual(evs[0]["executionId"], res["executionId"])
+        with self.assertRaises(NotFound):
+            list(self.c.stream("nosuch", "pass"))
+        with self.assertRaises(ValueError):
+            list(self.c.stream("cafe", "pass", format="xml"))
+
+    def test_stream_cut_short(self):
+        """A stream that ends without its result is a ConnectionFailed, not a silent end."""
+        for fmt in ("ndjson", "sse"):
+            with self.assertRaises(ConnectionFailed):
+                list(self.c.stream("cafe", "cut", format=fmt))
 
     def test_cancel(self):
         box = {}
