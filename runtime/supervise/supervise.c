@@ -29,8 +29,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Read what is there; 0 at EOF (fd closed and set to -1), 1 otherwise. */
-static int capture_read(struct capture *c)
+int capture_read(struct capture *c)
 {
 	char tmp[16384];
 	ssize_t r = read(c->fd, tmp, sizeof(tmp));

@@ -22,6 +22,11 @@ struct capture {
 	int truncated;
 };
 
+/* Reads what is there into c (the rest dropped past max); 0 at EOF (fd
+ * closed and set to -1), 1 otherwise.  The run's loop and a cell's
+ * (cell.h) both read through it. */
+int capture_read(struct capture *c);
+
 enum sup_end {
 	SUP_EXITED,     /* the executor ended by itself */
 	SUP_TIMED_OUT,
