@@ -1314,19 +1314,30 @@ def main(argv):
     except Exception:  # noqa: BLE001 - a setup failure ends the run as one FAIL
         t.fail("setup", traceback.format_exc())
     finally:
-        if srv is not None:
-            if t.failed and srv.proc is not None:
-                print("---- server-1 log (last lines) ----\n" + "\n".join(srv.log().splitlines()[-30:]))
-            srv.kill()
-        # A sanitizer build (make SAN=1) reports on stderr, which is the log.
-        for name in sorted(os.listdir(env.dir)):
-            if name.endswith(".log"):
-                with open(os.path.join(env.dir, name), errors="replace") as f:
-                    bad = [ln for ln in f if any(x in ln for x in SANITIZER_SIGNS)]
-                t.check(not bad, "%s: no sanitizer report" % name, "".join(bad[:20]))
-        env.cleanup()
-    print("serve[%s]: %d passed, %d failed, %d skipped (%.0f s)" % (mode, t.passed, t.failed, t.skipped,
-                                                                     time.monotonic() - t0))
+        finish(t, env, srv)
+    return summary(t, "serve", t0)
+
+
+def finish(t, env, srv):
+    """The end of a suite's run: the server's log shown on a failure, the
+    server killed, every log searched for a sanitizer's report, the
+    environment removed."""
+    if srv is not None:
+        if t.failed and srv.proc is not None:
+            print("---- %s log (last lines) ----\n" % srv.name + "\n".join(srv.log().splitlines()[-30:]))
+        srv.kill()
+    # A sanitizer build (make SAN=1) reports on stderr, which is the log.
+    for name in sorted(os.listdir(env.dir)):
+        if name.endswith(".log"):
+            with open(os.path.join(env.dir, name), errors="replace") as f:
+                bad = [ln for ln in f if any(x in ln for x in SANITIZER_SIGNS)]
+            t.check(not bad, "%s: no sanitizer report" % name, "".join(bad[:20]))
+    env.cleanup()
+
+
+def summary(t, label, t0):
+    print("%s[%s]: %d passed, %d failed, %d skipped (%.0f s)" % (label, t.mode, t.passed, t.failed, t.skipped,
+                                                                  time.monotonic() - t0))
     return 1 if t.failed else 0
 
 
