@@ -40,7 +40,7 @@ SRC = os.environ.get("SRC", "")
 sys.path.insert(0, os.path.join(SRC, "tests", "serve"))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 import test_api  # noqa: E402  (the API suite's server, targets and checks)
-from harness import alive, wait_until  # noqa: E402
+from harness import alive, cgroup_dirs, wait_until  # noqa: E402
 from test_api import (TOKEN_A, TOKEN_B, Background, Server, Suite, Target, free_port, load_client,  # noqa: E402
                       load_openapi)
 
@@ -399,6 +399,15 @@ class Tests:
         self.srv.start()
         g = self.get(sid)
         self.t.check(g.status == 404, "restart: the session is gone (sessions live in memory)", g)
+        # The restarted server drains too: a SIGKILL at the end would leave
+        # its warm sandboxes' cgroups for a later start to sweep.
+        sid = self.create()
+        pid = self.srv.pid
+        self.srv.signal(signal.SIGTERM)
+        self.t.check(self.srv.wait(WAIT) == 0, "SIGTERM again: exits 0 with a fresh session alive",
+                     self.srv.log()[-1500:])
+        left = cgroup_dirs(pids=[pid])
+        self.t.check(not left, "SIGTERM: no cgroup of the server's sandboxes or sessions is left", left)
 
 
 def main(argv):
