@@ -3,6 +3,7 @@
 #
 #   make            build cordonc and cordon into build/
 #   make demo       install deps, build, compile the cafe example, run it with a tool call
+#                   (DEMO=full: also a notebook-style code-interpreter session, examples/notebook)
 #   make check      install deps, build, run every test (SAN=1: ASan+UBSan,
 #                   TSAN=1: ThreadSanitizer, the tests that make sense under it)
 #   make faults     the fault suite in full (tests/faults/README.md)
@@ -399,7 +400,7 @@ endif
 	@echo "make check: all tests passed ($(B))"
 
 demo: deps all
-	@sh scripts/demo $(B)
+	@DEMO="$(DEMO)" sh scripts/demo $(B)
 
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))

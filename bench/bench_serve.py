@@ -27,6 +27,12 @@ after another at each concurrency, in a shuffled order.  Medians and p90s.
       the PSS of each beside idle bare pythons that imported the same.
   (5) the cold path (`cordon run` of `pass` beside bare python and
       bubblewrap) is bench_run.py's first table: not measured again here.
+  (6) code-interpreter sessions (examples/notebook's policy, numpy
+      preloaded): a cell of one long-lived session (`pass`, and `n += 1`
+      against the session's globals) beside a fresh execution of `pass`
+      through the same server and bare cold python: what a cell saves over
+      an execution (no sandbox taken, no bridge started, no interpreter
+      ended and reaped).
 
 HTTP is http.client over AF_UNIX (stdlib only): the server as a client
 sees it, the client's own cost included, as fork and exec are on the cold
@@ -37,7 +43,7 @@ imports nothing ahead.
 
 Usage: bench_serve.py BUILD_DIR SRC_DIR   (as root: the cafe tools must be
 installed by scripts/install-examples for (2))
-Environment: BENCH_SERVE_RUNS (40) rounds for (1), BENCH_SERVE_CAFE_RUNS (20)
+Environment: BENCH_SERVE_RUNS (40) rounds for (1) and (6), BENCH_SERVE_CAFE_RUNS (20)
 for (2), BENCH_SERVE_SECONDS (1.5) per throughput window and
 BENCH_SERVE_REPEATS (5) windows per cell, BENCH_SERVE_POOL (8) warm sandboxes
 per (app, agent); BENCH_SERVE=0 skips it all.  BENCH_QUICK=1: 10, 5, 1 s, 2.
@@ -764,6 +770,100 @@ def print_memory(rows):
           "included)")
 
 
+# ---- (6) sessions -----------------------------------------------------------------
+
+class CellPeer(Peer):
+    """One cell of one session per round, timed from the request's first
+    byte sent to the result JSON parsed.  The session is made once,
+    untimed; its cells run one after another as a model's do."""
+
+    def __init__(self, name, server, sid, code, want_stdout=None):
+        super().__init__(name, None)
+        self.server, self.sid, self.want_stdout = server, sid, want_stdout
+        self.body = json.dumps({"code": code}).encode()
+        self.conn = server.connect()
+        self.dur = []
+
+    def call(self):
+        st, b = self.server.request("POST", "/v1/sessions/%s/cells" % self.sid, self.body, conn=self.conn)
+        if st != 200:
+            raise ServeError("POST cells answered %d: %s" % (st, b[:300].decode(errors="replace")))
+        return json.loads(b)
+
+    def check(self, r):
+        if r.get("status") != "succeeded" or (r.get("session") or {}).get("state") != "idle":
+            return "status %s, session %s" % (r.get("status"), r.get("session"))
+        if self.want_stdout is not None and not r.get("stdout", "").strip().isdigit():
+            return "stdout %r" % r.get("stdout")
+        return None
+
+    def probe(self):
+        try:
+            return self.check(self.call())
+        except (OSError, http.client.HTTPException, ServeError, ValueError) as e:
+            return str(e)
+
+    def once(self, keep=True):
+        t0 = time.perf_counter_ns()
+        r = self.call()
+        dt = (time.perf_counter_ns() - t0) / 1e6
+        if keep:
+            self.times.append(dt)
+            self.dur.append(r.get("durationMs", 0))
+            if self.check(r) is not None:
+                self.bad += 1
+
+
+def notebook_policy(cordonc, src, tmp):
+    """examples/notebook's policy with room for every round's cells
+    (max_cells 50 there): its blob's path, or None."""
+    d = os.path.join(src, "examples", "notebook")
+    with open(os.path.join(d, "app.yaml")) as f:
+        text = f.read().replace("max_cells: 50", "max_cells: 100000")
+    y, blob = os.path.join(tmp, "notebook.yaml"), os.path.join(tmp, "notebook.cpol")
+    with open(y, "w") as f:
+        f.write(text)
+    r = subprocess.run([cordonc, "compile", y, os.path.join(d, "tools.yaml"), "-o", blob], capture_output=True)
+    return blob if r.returncode == 0 else None
+
+
+def bench_sessions(server, skipped):
+    st, b = server.request("POST", "/v1/sessions", json.dumps({"app": "notebook", "agent": "analyst"}).encode())
+    if st != 201:
+        print("\n(6) sessions: cannot create one (%d: %s), skipped" % (st, b[:200].decode(errors="replace")))
+        return None
+    sid = json.loads(b)["sessionId"]
+    bare = Peer("bare python3 -I -c pass (cold)", [PY, "-I", "-c", "pass"])
+    cell = CellPeer("cordon serve: a cell `pass` of one session", server, sid, "pass\n")
+    state = CellPeer("cordon serve: a cell `n += 1; n` (the session's globals)", server, sid, "n += 1\nn\n", True)
+    exe = ServePeer("cordon serve: a fresh execution of `pass` (warm pool)", server,
+                    execution_body("notebook", "pass\n", agent="analyst"), serve_ok)
+    server.request("POST", "/v1/sessions/%s/cells" % sid, json.dumps({"code": "n = 0\n"}).encode())
+    peers = [bare, cell, state, exe]
+    for p in peers:
+        why = p.probe()
+        if why:
+            print("\n(6) sessions: %s cannot run (%s), skipped" % (p.name, why))
+            skipped.append((p.name, why))
+            return None
+    interleave(peers, RUNS)
+    table("(6) a session's cell beside a fresh execution through cordon serve (notebook policy, numpy preloaded)",
+          peers, bare, RUNS)
+    ratio = statistics.median(cell.times) / statistics.median(exe.times)
+    print("  cell: HTTP, the cell sent on the sandbox's channel, run, its status byte, the pipes read, the result "
+          "JSON;\n  execution: HTTP, a warm sandbox taken and started (bridge, workspace bound, go byte), run, the "
+          "interpreter\n  ended and reaped, the result JSON (the pool refilled untimed after each)")
+    print("  the program's run (durationMs), median: cell %.1f ms, execution %.1f ms"
+          % (statistics.median(cell.dur), statistics.median(exe.dur)))
+    print("  cell / execution p50: %.3fx; cell / bare cold python: %.3fx; stateful cell / cell: %.3fx"
+          % (ratio, statistics.median(cell.times) / statistics.median(bare.times),
+             statistics.median(state.times) / statistics.median(cell.times)))
+    emit("serve.session.cell_vs_execution", cell, exe, "a fresh execution through serve (warm)")
+    emit("serve.session.cell_vs_bare", cell, bare, "bare python3 -I -c pass, cold")
+    server.request("DELETE", "/v1/sessions/%s" % sid)
+    return ratio
+
+
 # ---- the whole -----------------------------------------------------------------
 
 def serve_built(cordon):
@@ -845,6 +945,22 @@ def run(build, src, cordon, cordonc, tmp, servers):
         bench_cafe(b, src, tmp)
     except ServeError as e:
         print("  cordon serve of the cafe policy: %s; its figures skipped" % e)
+    b.stop()
+
+    nb = notebook_policy(cordonc, src, tmp)
+    if nb is None:
+        print("  the notebook policy does not compile; (6) skipped")
+    else:
+        sign_into(cordonc, nb, sec, os.path.join(tmp, "pol-notebook"))
+        c = Server(cordon, tmp, "notebook", os.path.join(tmp, "pol-notebook"), key, 2)
+        servers.append(c)
+        try:
+            c.start()
+            c.wait_up()
+            c.wait_full()
+            bench_sessions(c, skipped)
+        except ServeError as e:
+            print("  cordon serve of the notebook policy: %s; (6) skipped" % e)
     print_memory(mem)
     for name, why in skipped:
         print("  skipped %s: %s" % (name, why))

@@ -45,7 +45,8 @@ static const char *const executor_keys[] = { "interpreter", "uid",      "gid",  
 static const char *const mount_keys[] = { "source", "target", "type", "rw", "size", NULL };
 static const char *const seccomp_keys[] = { "profile", "extra", NULL };
 static const char *const output_keys[] = { "path", "max_bytes", "required", NULL };
-static const char *const agent_keys[] = { "tools", NULL };
+static const char *const agent_keys[] = { "tools", "session", NULL };
+static const char *const session_keys[] = { "idle_timeout", "lifetime", "max_cells", "cpu", "workspace_bytes", NULL };
 
 static const char *const mode_names[] = { "isolated", "local", NULL };
 static const char *const network_names[] = { "none", "loopback", NULL };
@@ -873,6 +874,62 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* An agent's `session:` (docs/descriptor.md): what the YAML leaves out
+ * gets its default here, so the blob states every limit.  The workspace's
+ * default is the execution's own bound: a session may hold what one run
+ * may write. */
+static int session_load(struct schema_ctx *c, const struct ynode *v, const char *agent_path,
+			const struct cpol_limits *l, struct cpol_session *s)
+{
+	char path[SCHEMA_PATH_MAX], sub[SCHEMA_PATH_MAX];
+	const struct ynode *n, *idle = NULL;
+	uint64_t u;
+	int rc = 0;
+
+	PATH(path, "%s.session", agent_path);
+	if (schema_map(c, v, path, session_keys) != 0 || v->kind != YN_MAP)
+		return -1;
+	s->flags = CPOL_AGT_F_SESSION;
+	s->idle_ms = 10 * 60 * 1000ull;
+	s->life_ms = 60 * 60 * 1000ull;
+	s->max_cells = 1000;
+	s->cpu_ms = 10 * 60 * 1000ull;
+	s->ws_bytes = l->ws_max_bytes != 0 ? l->ws_max_bytes : l->ws_delta_bytes;
+	PATH(sub, "%s.idle_timeout", path);
+	if ((idle = ymap_get(v, "idle_timeout")) != NULL &&
+	    schema_duration(c, idle, sub, CPOL_SESSION_MIN_MS, CPOL_SESSION_MAX_LIFE_MS, &s->idle_ms) != 0)
+		rc = -1;
+	PATH(sub, "%s.lifetime", path);
+	if ((n = ymap_get(v, "lifetime")) != NULL &&
+	    schema_duration(c, n, sub, CPOL_SESSION_MIN_MS, CPOL_SESSION_MAX_LIFE_MS, &s->life_ms) != 0)
+		rc = -1;
+	PATH(sub, "%s.max_cells", path);
+	if ((n = ymap_get(v, "max_cells")) != NULL) {
+		if (schema_uint(c, n, sub, 1, CPOL_SESSION_MAX_CELLS, &u) != 0)
+			rc = -1;
+		else
+			s->max_cells = (uint32_t)u;
+	}
+	PATH(sub, "%s.cpu", path);
+	if ((n = ymap_get(v, "cpu")) != NULL &&
+	    schema_duration(c, n, sub, 100, CPOL_SESSION_MAX_LIFE_MS, &s->cpu_ms) != 0)
+		rc = -1;
+	PATH(sub, "%s.workspace_bytes", path);
+	if ((n = ymap_get(v, "workspace_bytes")) != NULL &&
+	    schema_size(c, n, sub, 4 * KiB, CPOL_SESSION_MAX_WS_BYTES, &s->ws_bytes) != 0)
+		rc = -1;
+	if (rc == 0 && s->idle_ms > s->life_ms) {
+		char life[32];
+
+		units_format_duration(s->life_ms, life, sizeof(life));
+		schema_error(c, idle != NULL ? idle : v,
+			     "%s.idle_timeout: longer than the session's lifetime (%s), so it could never expire", path,
+			     life);
+		rc = -1;
+	}
+	return rc;
+}
+
 static int agent_load(struct schema_ctx *c, const struct ynode *key, const struct ynode *val,
 		      struct cpol_policy *p, struct cpol_agent *a)
 {
@@ -898,6 +955,8 @@ static int agent_load(struct schema_ctx *c, const struct ynode *key, const struc
 		schema_error(c, val, "%s: missing required key 'tools'", path);
 		return -1;
 	}
+	if (ymap_get(val, "session") != NULL && session_load(c, ymap_get(val, "session"), path, &p->limits, &a->session) != 0)
+		rc = -1;
 	PATH(sub, "%s.tools", path);
 	if (schema_seq(c, tools, sub) != 0)
 		return -1;

@@ -444,6 +444,16 @@ static int emit_tools(struct emit_ctx *c, const struct cpol_policy *p)
 	return 0;
 }
 
+/* Whether some agent declares sessions: then every agent record is the
+ * 3.6 one (CPOL_MINOR_SESSION), else every blob keeps its older bytes. */
+static int emit_has_sessions(const struct cpol_policy *p)
+{
+	for (uint32_t i = 0; i < p->nagents; i++)
+		if (p->agents[i].session.flags & CPOL_AGT_F_SESSION)
+			return 1;
+	return 0;
+}
+
 /* The oldest minor that holds this policy (cpol.h): a feature's minor only
  * when the policy uses it, so a policy without preloads, result schemas,
  * a CPU quota or packages is exactly what a 3.0 writer made. */
@@ -460,6 +470,8 @@ static uint16_t emit_minor(const struct cpol_policy *p)
 		minor = CPOL_MINOR_PACKAGES;
 	if (p->prov.has)
 		minor = CPOL_MINOR_PROVENANCE;
+	if (emit_has_sessions(p))
+		minor = CPOL_MINOR_SESSION;
 	return minor;
 }
 
@@ -510,17 +522,27 @@ static int emit_params(struct emit_ctx *c, const struct cpol_policy *p)
 
 static int emit_agents(struct emit_ctx *c, const struct cpol_policy *p)
 {
+	size_t rec = emit_has_sessions(p) ? CPOL_AGENT_SESSION_BYTES : CPOL_AGENT_BYTES;
 	uint8_t *base;
 
-	if (emit_records(c, CPOL_SEC_AGENTS, p->nagents, CPOL_AGENT_BYTES, &base) < 0)
+	if (emit_records(c, CPOL_SEC_AGENTS, p->nagents, rec, &base) < 0)
 		return -1;
 	for (uint32_t i = 0; i < p->nagents; i++) {
 		const struct cpol_agent *a = &p->agents[i];
-		uint8_t *r = base + (size_t)i * CPOL_AGENT_BYTES;
+		const struct cpol_session *s = &a->session;
+		uint8_t *r = base + i * rec;
 
 		if (emit_str(c, r, CPOL_AGT_NAME, a->name) < 0 ||
 		    emit_idxs(c, r, CPOL_AGT_TOOLS, a->tools, a->ntools) < 0)
 			return -1;
+		if (rec == CPOL_AGENT_BYTES || !(s->flags & CPOL_AGT_F_SESSION))
+			continue; /* no sessions: the tail stays 0 */
+		emit_put_u32(r + CPOL_AGT_SESSION_FLAGS, s->flags);
+		emit_put_u32(r + CPOL_AGT_SESSION_MAX_CELLS, s->max_cells);
+		emit_put_u64(r + CPOL_AGT_SESSION_IDLE_MS, s->idle_ms);
+		emit_put_u64(r + CPOL_AGT_SESSION_LIFE_MS, s->life_ms);
+		emit_put_u64(r + CPOL_AGT_SESSION_CPU_MS, s->cpu_ms);
+		emit_put_u64(r + CPOL_AGT_SESSION_WS_BYTES, s->ws_bytes);
 	}
 	return 0;
 }

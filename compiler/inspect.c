@@ -262,6 +262,22 @@ char *inspect_json(const struct cpol_policy *p, const uint8_t *buf, size_t len)
 			cJSON_AddItemToArray(ta, cJSON_CreateString(p->tools[p->agents[i].tools[j]].id));
 		cJSON_AddItemToObject(obj, p->agents[i].name, ta);
 	}
+	/* 3.6: the agents that may hold code-interpreter sessions, with their
+	 * limits; an agent not listed may hold none. */
+	obj = cJSON_AddObjectToObject(root, "sessions");
+	for (i = 0; i < p->nagents; i++) {
+		const struct cpol_session *s = &p->agents[i].session;
+		cJSON *so;
+
+		if (!(s->flags & CPOL_AGT_F_SESSION))
+			continue;
+		so = cJSON_AddObjectToObject(obj, p->agents[i].name);
+		cJSON_AddItemToObject(so, "idleTimeoutMs", policy_json_u64(s->idle_ms));
+		cJSON_AddItemToObject(so, "lifetimeMs", policy_json_u64(s->life_ms));
+		cJSON_AddNumberToObject(so, "maxCells", s->max_cells);
+		cJSON_AddItemToObject(so, "cpuMs", policy_json_u64(s->cpu_ms));
+		cJSON_AddItemToObject(so, "workspaceBytes", policy_json_u64(s->ws_bytes));
+	}
 
 	arr = cJSON_AddArrayToObject(root, "outputs");
 	for (i = 0; i < p->noutputs; i++) {
@@ -333,6 +349,21 @@ static void text_param(FILE *f, const struct cpol_policy *p, const struct cpol_p
 		text_param(f, p, &p->params[prm->items], "items", indent + 2);
 	for (i = 0; prm->type == CPOL_T_OBJECT && i < prm->props.count; i++)
 		text_param(f, p, &p->params[prm->props.first + i], "items", indent + 2);
+}
+
+/* An agent's session limits (3.6), on the line under its tools. */
+static void text_session(FILE *f, const struct cpol_session *s)
+{
+	char idle[32], life[32], cpu[32], ws[32];
+
+	if (!(s->flags & CPOL_AGT_F_SESSION))
+		return;
+	units_format_duration(s->idle_ms, idle, sizeof(idle));
+	units_format_duration(s->life_ms, life, sizeof(life));
+	units_format_duration(s->cpu_ms, cpu, sizeof(cpu));
+	units_format_size(s->ws_bytes, ws, sizeof(ws));
+	fprintf(f, "    session: idle %s, lifetime %s, %u cells, cpu %s, workspace %s\n", idle, life, s->max_cells,
+		cpu, ws);
 }
 
 static void text_provenance(FILE *f, const struct cpol_provenance *v)
@@ -504,6 +535,7 @@ void inspect_text(FILE *f, const char *name, const struct cpol_policy *p, const 
 		for (j = 0; j < p->agents[i].ntools; j++)
 			fprintf(f, " %s", p->tools[p->agents[i].tools[j]].id);
 		fputc('\n', f);
+		text_session(f, &p->agents[i].session);
 	}
 
 	fprintf(f, "\noutputs: %u\n", p->noutputs);

@@ -1029,8 +1029,38 @@ static int agent_has(const struct cpol_policy *p, const struct cpol_agent *ag, c
 	return 0;
 }
 
+/* An agent's sessions (3.6): allowing them widens, and each limit is a
+ * limit where more is more authority.  A new agent's are compared with
+ * none. */
+static void diff_session(struct diff_result *r, const char *agent, const struct cpol_session *a,
+			 const struct cpol_session *b)
+{
+	const struct {
+		const char *key;
+		uint64_t a, b;
+		enum unit u;
+	} f[] = { { "idle_timeout", a->idle_ms, b->idle_ms, U_MS },
+		  { "lifetime", a->life_ms, b->life_ms, U_MS },
+		  { "max_cells", a->max_cells, b->max_cells, U_PLAIN },
+		  { "cpu", a->cpu_ms, b->cpu_ms, U_MS },
+		  { "workspace_bytes", a->ws_bytes, b->ws_bytes, U_SIZE } };
+	int on_a = (a->flags & CPOL_AGT_F_SESSION) != 0, on_b = (b->flags & CPOL_AGT_F_SESSION) != 0;
+	char path[160];
+
+	snprintf(path, sizeof(path), "agents[%s].session", agent);
+	cmp_flag(r, path, on_a, on_b, 1);
+	if (!on_a || !on_b)
+		return;
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		snprintf(path, sizeof(path), "agents[%s].session.%s", agent, f[k].key);
+		cmp_more(r, path, f[k].a, f[k].b, f[k].u, 0);
+	}
+}
+
 static void diff_agents(struct diff_result *r, const struct cpol_policy *a, const struct cpol_policy *b)
 {
+	static const struct cpol_session no_session;
+
 	uint32_t i, k;
 
 	for (i = 0; i < b->nagents; i++) {
@@ -1048,6 +1078,7 @@ static void diff_agents(struct diff_result *r, const struct cpol_policy *a, cons
 			if (!agent_has(b, n, t))
 				add(r, DIFF_NARROW, t, "", "agents[%s].tools", n->name);
 		}
+		diff_session(r, n->name, o != NULL ? &o->session : &no_session, &n->session);
 	}
 	for (i = 0; i < a->nagents; i++)
 		if (policy_find_agent(b, a->agents[i].name) == NULL)

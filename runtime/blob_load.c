@@ -439,14 +439,21 @@ static int blob_check_count(struct blob_loader *L, const struct blob_rec *e, int
  * may carry a CPU quota in 8 more bytes, from 3.4 (CPOL_MINOR_PACKAGES)
  * the EXECUTOR record a package count, and the size is what says so.  In
  * an older blob only the old size holds, so a 3.2 blob cannot smuggle
- * bytes past a reader that trusts its minor.
+ * bytes past a reader that trusts its minor.  From 3.6 (CPOL_MINOR_
+ * SESSION) the AGENTS records may carry session limits the same way.
  */
-static uint32_t blob_sec_rec_size(const struct blob_loader *L, int id, uint64_t size)
+static uint32_t blob_sec_rec_size(const struct blob_loader *L, int id, uint32_t count, uint64_t size)
 {
 	if (id == CPOL_SEC_LIMITS && L->p->minor >= CPOL_MINOR_CPU && size == CPOL_LIMITS_CPU_BYTES)
 		return CPOL_LIMITS_CPU_BYTES;
 	if (id == CPOL_SEC_EXECUTOR && L->p->minor >= CPOL_MINOR_PACKAGES && size == CPOL_EXECUTOR_PKG_BYTES)
 		return CPOL_EXECUTOR_PKG_BYTES;
+	/* AGENTS from 3.6: the long records, when the size says so (the
+	 * count states how many records there are, so 7 short records are
+	 * never read as 2 long ones). */
+	if (id == CPOL_SEC_AGENTS && L->p->minor >= CPOL_MINOR_SESSION && count > 0 &&
+	    size == (uint64_t)count * CPOL_AGENT_SESSION_BYTES)
+		return CPOL_AGENT_SESSION_BYTES;
 	return blob_rec_size[id];
 }
 
@@ -489,7 +496,7 @@ static int blob_read_table(struct blob_loader *L)
 						 (unsigned long long)b, policy_section_name((uint32_t)id), L->buf[b]);
 		if (blob_check_count(L, &e, id, count) < 0)
 			return -1;
-		rec = blob_sec_rec_size(L, id, size);
+		rec = blob_sec_rec_size(L, id, count, size);
 		/* count < 2^32 and records are at most 112 bytes: no overflow. */
 		if (size != (uint64_t)count * rec)
 			return blob_fail(L, &e, CPOL_SEC_ENT_SIZE, "size",
@@ -1711,11 +1718,66 @@ static int blob_read_constraints(struct blob_loader *L)
 
 /* ---- the rest ---------------------------------------------------------- */
 
+/*
+ * An agent's session limits: present exactly when the records are the 3.6
+ * ones.  flags 0 is "no sessions", and then every field is 0 (one layout
+ * per meaning); with the flag every field is in the YAML's bounds, and the
+ * idle expiry is at most the lifetime.  *any counts agents with the flag:
+ * a blob of long records where none has it is refused by the caller.
+ */
+static int blob_read_session(struct blob_loader *L, const struct blob_rec *r, struct cpol_session *s,
+			     uint32_t *any)
+{
+	memset(s, 0, sizeof(*s));
+	if (r->size == CPOL_AGENT_BYTES)
+		return 0;
+	if (blob_u32(L, r, CPOL_AGT_SESSION_FLAGS, "session_flags", &s->flags) < 0 ||
+	    blob_u32(L, r, CPOL_AGT_SESSION_MAX_CELLS, "session_max_cells", &s->max_cells) < 0 ||
+	    blob_u64(L, r, CPOL_AGT_SESSION_IDLE_MS, "session_idle_ms", &s->idle_ms) < 0 ||
+	    blob_u64(L, r, CPOL_AGT_SESSION_LIFE_MS, "session_lifetime_ms", &s->life_ms) < 0 ||
+	    blob_u64(L, r, CPOL_AGT_SESSION_CPU_MS, "session_cpu_ms", &s->cpu_ms) < 0 ||
+	    blob_u64(L, r, CPOL_AGT_SESSION_WS_BYTES, "session_workspace_bytes", &s->ws_bytes) < 0)
+		return -1;
+	if (s->flags & ~CPOL_AGT_F_ALL)
+		return blob_fail(L, r, CPOL_AGT_SESSION_FLAGS, "session_flags",
+				 "Unknown session flag bits 0x%x.", s->flags & ~CPOL_AGT_F_ALL);
+	if (!(s->flags & CPOL_AGT_F_SESSION)) {
+		if (s->max_cells != 0 || s->idle_ms != 0 || s->life_ms != 0 || s->cpu_ms != 0 || s->ws_bytes != 0)
+			return blob_fail(L, r, CPOL_AGT_SESSION_MAX_CELLS, "session",
+					 "The agent holds no sessions (flags 0), yet its session limits are not all 0.");
+		return 0;
+	}
+	(*any)++;
+	if (s->max_cells == 0 || s->max_cells > CPOL_SESSION_MAX_CELLS)
+		return blob_fail(L, r, CPOL_AGT_SESSION_MAX_CELLS, "session_max_cells",
+				 "A session may run %u cells; the format allows 1 to %u.", s->max_cells,
+				 CPOL_SESSION_MAX_CELLS);
+	if (s->life_ms < CPOL_SESSION_MIN_MS || s->life_ms > CPOL_SESSION_MAX_LIFE_MS)
+		return blob_fail(L, r, CPOL_AGT_SESSION_LIFE_MS, "session_lifetime_ms",
+				 "A session may live %llu ms; the format allows %u to %llu.",
+				 (unsigned long long)s->life_ms, CPOL_SESSION_MIN_MS,
+				 (unsigned long long)CPOL_SESSION_MAX_LIFE_MS);
+	if (s->idle_ms < CPOL_SESSION_MIN_MS || s->idle_ms > s->life_ms)
+		return blob_fail(L, r, CPOL_AGT_SESSION_IDLE_MS, "session_idle_ms",
+				 "A session's idle expiry is %llu ms; it must be %u ms to the lifetime (%llu ms).",
+				 (unsigned long long)s->idle_ms, CPOL_SESSION_MIN_MS, (unsigned long long)s->life_ms);
+	if (s->cpu_ms == 0 || s->cpu_ms > CPOL_SESSION_MAX_LIFE_MS * 1024)
+		return blob_fail(L, r, CPOL_AGT_SESSION_CPU_MS, "session_cpu_ms",
+				 "A session's CPU is %llu ms; the format allows 1 to %llu.", (unsigned long long)s->cpu_ms,
+				 (unsigned long long)CPOL_SESSION_MAX_LIFE_MS * 1024);
+	if (s->ws_bytes == 0 || s->ws_bytes > CPOL_SESSION_MAX_WS_BYTES)
+		return blob_fail(L, r, CPOL_AGT_SESSION_WS_BYTES, "session_workspace_bytes",
+				 "A session's workspace is %llu bytes; the format allows 1 to %llu.",
+				 (unsigned long long)s->ws_bytes, (unsigned long long)CPOL_SESSION_MAX_WS_BYTES);
+	return 0;
+}
+
 static int blob_read_agents(struct blob_loader *L)
 {
 	struct cpol_policy *p = L->p;
 	uint32_t n = L->sec[CPOL_SEC_AGENTS].count;
 	struct blob_rec r = { NULL, 0, L->sec[CPOL_SEC_AGENTS].off, "agents", CPOL_NONE };
+	uint32_t sessions = 0;
 	void *v;
 
 	if (blob_alloc(L, &r, n, sizeof(*p->agents), &v) < 0)
@@ -1732,7 +1794,8 @@ static int blob_read_agents(struct blob_loader *L)
 		    blob_check_order(L, &r, CPOL_AGT_NAME, "name", i ? p->agents[i - 1].name : NULL,
 				     a->name) < 0 ||
 		    blob_list(L, &r, CPOL_AGT_TOOLS, "tools", L->sec[CPOL_SEC_IDXLIST].count,
-			      "idxlist", &g) < 0)
+			      "idxlist", &g) < 0 ||
+		    blob_read_session(L, &r, &a->session, &sessions) < 0)
 			return -1;
 		if (g.count == 0)
 			continue;
@@ -1743,6 +1806,13 @@ static int blob_read_agents(struct blob_loader *L)
 		a->tools = L->idxlist + g.first;
 		a->ntools = g.count;
 	}
+	/* The long records are a second spelling of "no sessions" unless
+	 * some agent holds them. */
+	if (n > 0 && L->sec[CPOL_SEC_AGENTS].rec == CPOL_AGENT_SESSION_BYTES && sessions == 0)
+		return blob_fail(L, &r, CPOL_AGT_SESSION_FLAGS, "session_flags",
+				 "The agents have the %u-byte records of format 3.6, but none holds sessions "
+				 "(a blob without sessions has the %u-byte records).",
+				 CPOL_AGENT_SESSION_BYTES, CPOL_AGENT_BYTES);
 	return 0;
 }
 

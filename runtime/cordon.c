@@ -92,6 +92,7 @@ static void usage(FILE *f)
 		   "      --tokens FILE] [--pool N] [--max-concurrency N] [--queue N]\n"
 		   "      [--queue-timeout S] [--max-body BYTES] [--body-timeout S]\n"
 		   "      [--inline-max BYTES] [--retain-seconds S] [--grace S]\n"
+		   "      [--max-sessions N]\n"
 		   "      [--work-dir DIR] [--state-dir DIR | --ledger URL] [--secrets FILE]\n"
 		   "      [--host-ids FIRST:COUNT] [--trust-dir DIR]\n"
 		   "      [--require-lint-clean[=LEVEL]]\n"
@@ -110,7 +111,10 @@ static void usage(FILE *f)
 		   "                 16m) within --body-timeout s (default 30); artifacts\n"
 		   "                 inline up to --inline-max (default 1m) and kept\n"
 		   "                 --retain-seconds (default 300) under --work-dir (default\n"
-		   "                 /run/cordon/serve, rootless $XDG_RUNTIME_DIR/cordon-serve).\n"
+		   "                 /run/cordon/serve, rootless $XDG_RUNTIME_DIR/cordon-serve);\n"
+		   "                 code-interpreter sessions of agents that allow them,\n"
+		   "                 at most --max-sessions alive (default 16), in memory\n"
+		   "                 only: a restart ends them.\n"
 		   "                 The ledger as cordon run's (--state-dir, or --ledger URL\n"
 		   "                 on PostgreSQL, which replicas share), opened at start.\n"
 		   "                 SIGHUP reloads the policies, SIGTERM drains (--grace s,\n"
@@ -406,7 +410,8 @@ static int listen_ok(const char *text)
 static int cmd_serve(int argc, char **argv)
 {
 	enum { O_SOCKET_MODE = 256, O_SOCKET_GROUP, O_MAX_CONC, O_QUEUE_TIMEOUT, O_MAX_BODY, O_BODY_TIMEOUT,
-	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN, O_LEDGER };
+	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN, O_LEDGER,
+	       O_MAX_SESSIONS };
 	static const struct option opts[] = { { "policies", required_argument, NULL, 'p' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "socket", required_argument, NULL, 'u' },
@@ -423,6 +428,7 @@ static int cmd_serve(int argc, char **argv)
 					      { "inline-max", required_argument, NULL, O_INLINE_MAX },
 					      { "retain-seconds", required_argument, NULL, O_RETAIN },
 					      { "grace", required_argument, NULL, O_GRACE },
+					      { "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
 					      { "work-dir", required_argument, NULL, O_WORK_DIR },
 					      { "state-dir", required_argument, NULL, 's' },
 					      { "ledger", required_argument, NULL, O_LEDGER },
@@ -515,6 +521,11 @@ static int cmd_serve(int argc, char **argv)
 			if (parse_uint(optarg, 0, 3600, &v) != 0)
 				return serve_usage("--grace '%s': seconds from 0 to 3600", optarg);
 			o.grace_s = (unsigned)v;
+			break;
+		case O_MAX_SESSIONS:
+			if (parse_uint(optarg, 1, 4096, &v) != 0)
+				return serve_usage("--max-sessions '%s': a count from 1 to 4096", optarg);
+			o.max_sessions = (unsigned)v;
 			break;
 		case O_WORK_DIR:
 			if (optarg[0] != '/')

@@ -351,7 +351,7 @@ int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 	if (pre != 0)
 		sandbox_fail(sb, &e);
 	{
-		struct sandbox_request rq = { r->code, r->code_len, o->code, r->inputs, o->ninputs, &r->context, NULL };
+		struct sandbox_request rq = { r->code, r->code_len, o->code, r->inputs, o->ninputs, &r->context, NULL, 0 };
 
 		/* Each call returns at once once one has failed. */
 		if (sandbox_prepare(sb, 0) == 0 && sandbox_start(sb, &rq) == 0 && sandbox_wait(sb, o->cancel_fd) == 0)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@
 #include "runtime/rmtree.h"
 #include "runtime/sandbox.h"
 #include "runtime/supervise/bridge.h"
+#include "runtime/supervise/cell.h"
 #include "runtime/supervise/export.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/secrets.h"
@@ -52,8 +54,10 @@
  * its own), says 'r' on the start socket (fd 3), waits for 'g', and runs
  * the verbatim program as __main__, so tracebacks, pickling and
  * multiprocessing see it as the script itself, then ends it through
- * cordon_exit (below).  No other imports: runpy would cost ~13 ms of
- * start-up. */
+ * cordon_exit (below).  On 's' instead it runs a code-interpreter
+ * session's cells (cordon_session, runtime/supervise/cell.h) until the
+ * channel closes.  No other imports: runpy would cost ~13 ms of start-up;
+ * cordon_session imports nothing until a session starts. */
 static const char LOADER_HEAD[] =
 	"# cordon executor loader: imports the policy's preloads, waits for\n"
 	"# the program on fd 3, then runs user_code.py as __main__.\n"
@@ -62,11 +66,17 @@ static const char LOADER_TAIL[] =
 	"import sys\n"
 	"sys.path.insert(0, '" SANDBOX_CLIENT "')\n"
 	"import cordon_exit as _cordon_exit\n"
+	"import cordon_session as _cordon_session\n"
 	"sys.path.insert(0, '" SANDBOX_WORK "')\n"
 	"sys.argv[:] = ['user_code.py']\n"
 	"_cordon_posix.write(3, b'r')\n"
-	"if _cordon_posix.read(3, 1) != b'g':\n"
+	"_cordon_go = _cordon_posix.read(3, 1)\n"
+	"if _cordon_go == b's':\n"
+	"    _cordon_exit.watch(sys)\n"
+	"    _cordon_session.loop(globals(), _cordon_posix, _cordon_exit)\n"
+	"if _cordon_go != b'g':\n"
 	"    _cordon_posix._exit(125)\n"
+	"del _cordon_go, _cordon_session\n"
 	"_cordon_posix.close(3)\n"
 	"__file__ = '" SANDBOX_PROGRAM "'\n"
 	"with open(__file__, 'rb') as _f:\n"
@@ -151,6 +161,16 @@ static const char EXIT_PY[] =
 
 enum sb_state { SB_NEW, SB_PREPARED, SB_STARTED, SB_WAITED };
 
+/* A session's last cell (sandbox_cell()). */
+struct sandbox_cell_state {
+	unsigned index;
+	enum cell_end end;
+	unsigned calls_from;     /* toolCalls entries listed before the cell */
+	uint64_t cpu_base_ms;    /* at the session's start: the interpreter's start and preloads are not its */
+	uint64_t cpu_ms, cpu_total_ms;
+	int cpu_cgroup;          /* the CPU is the cgroup's, else /proc's */
+};
+
 struct sandbox {
 	const struct sandbox_host *h;
 	const struct cpol_policy *pol;
@@ -193,6 +213,8 @@ struct sandbox {
 	uint64_t ws_bytes_max, ws_inodes_max;
 	struct supervise_out so;
 	int exec_ok;             /* the loader answered: setup and exec succeeded */
+	int session;             /* started as a session: cells, not one program */
+	struct sandbox_cell_state cell; /* the session's last cell */
 	struct cg_usage usage;
 	int have_usage;
 	char cancel_why[128];
@@ -766,8 +788,9 @@ static int prep_plan(struct sandbox *sb)
 		w->rw_sub[1] = "out";
 		w->rw_sub[2] = "logs/executor";
 		w->nrw_sub = 3;
-		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_ROUND(sizeof(EXIT_PY)) + WS_PAGE;
-		l->inodes = 5;
+		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_ROUND(sizeof(EXIT_PY)) +
+			  WS_ROUND(cell_loop_py_len) + WS_PAGE;
+		l->inodes = 6;
 		k->size = WS_PAGE;
 		k->inodes = 3;
 		lp->landlock_rw[0] = SANDBOX_WORK;
@@ -929,7 +952,8 @@ static int prep_fill(struct sandbox *sb, char *err, size_t n)
 	 * writable binds of its otherwise read-only /workspace. */
 	if (ws_write(&sb->ws, WS_WORKSPACE, "work/main.py", sb->loader, sb->loader_len, 0600, err, n) != 0 ||
 	    ws_write(&sb->ws, WS_CLIENT, "cordon_tools.py", stubs_client_py, stubs_client_py_len, 0444, err, n) != 0 ||
-	    ws_write(&sb->ws, WS_CLIENT, "cordon_exit.py", EXIT_PY, sizeof(EXIT_PY) - 1, 0444, err, n) != 0)
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_exit.py", EXIT_PY, sizeof(EXIT_PY) - 1, 0444, err, n) != 0 ||
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_session.py", cell_loop_py, cell_loop_py_len, 0444, err, n) != 0)
 		return -1;
 	/* bind() takes a path: the socket directory's fd as /proc names it,
 	 * which no other process can shape. */
@@ -1225,7 +1249,7 @@ static int start_fill(struct sandbox *sb, const struct sandbox_request *rq, char
  * down (launch.h), before the go byte: from the go on the program runs
  * under both the supervisor's timeout and init's (timeout +
  * LAUNCH_INIT_GRACE_MS), which no stop of the supervisor holds back. */
-static int start_arm(struct sandbox *sb)
+static int start_arm(struct sandbox *sb, uint64_t span_ms)
 {
 	struct pollfd p = { .fd = sb->fd_init, .events = POLLIN };
 	struct launch_init_msg m;
@@ -1235,7 +1259,7 @@ static int start_arm(struct sandbox *sb)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (launch_init_send(sb->fd_init, LAUNCH_INIT_ARM, 0, 0,
 			     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
-				     sb->pol->limits.timeout_ms * 1000000u) != 0)
+				     span_ms * 1000000u) != 0)
 		goto fail;
 	do
 		r = poll(&p, 1, 10000);
@@ -1290,8 +1314,13 @@ static int start_events(struct sandbox *sb, const struct sandbox_request *rq)
 	return 0;
 }
 
+static int sb_cpu_ms(void *arg, uint64_t *ms);
+
 int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 {
+	/* How long the program may run: the policy's timeout, or a session's
+	 * whole lifetime (its cells are timed one by one, sandbox_cell()). */
+	uint64_t span = rq->session_ms != 0 ? rq->session_ms : sb->pol->limits.timeout_ms;
 	char buf[1024], rel[128];
 
 	if (rq->context != NULL) {
@@ -1337,7 +1366,7 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 					 .audit_fd = sb->audit_fd,
 					 .peer_uid = sb->host_uid,
 					 .child = sb->pid,
-					 .deadline_ms = now_ms() + sb->pol->limits.timeout_ms + 1000,
+					 .deadline_ms = now_ms() + span + 1000,
 					 .tool_uid = sb->leases[1].uid,
 					 .tool_gid = sb->leases[1].gid,
 					 .tool_ids = !sb->h->rootless,
@@ -1361,9 +1390,12 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 	 * program runs under both the supervisor's timeout and init's
 	 * (timeout + LAUNCH_INIT_GRACE_MS), which no stop of the supervisor
 	 * holds back. */
-	if (start_arm(sb) != 0)
+	if (start_arm(sb, span) != 0)
 		goto fail;
-	if (send(sb->fd_start, "g", 1, MSG_NOSIGNAL) != 1) {
+	sb->session = rq->session_ms != 0;
+	if (sb->session)
+		sb_cpu_ms(sb, &sb->cell.cpu_base_ms);
+	if (send(sb->fd_start, sb->session ? "s" : "g", 1, MSG_NOSIGNAL) != 1) {
 		sb_fail(sb, "sync", "the interpreter ended before its program: %s", strerror(errno));
 		goto fail;
 	}
@@ -1556,7 +1588,24 @@ static void result_head(const struct sandbox *sb, cJSON *res)
 	cJSON_AddStringToObject(res, "runDir", sb->dir_fd >= 0 ? sb->dir : "");
 }
 
-static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_reduce_opts *o)
+/* A cell's out/ is a step, not a finished program's: a required output
+ * not written yet is no violation of it. */
+static void outputs_drop_missing(struct outputs_report *rep)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < rep->nviolations; i++) {
+		if (rep->violations[i].code == OUTPUTS_MISSING_REQUIRED) {
+			free(rep->violations[i].path);
+			free(rep->violations[i].message);
+			continue;
+		}
+		rep->violations[k++] = rep->violations[i];
+	}
+	rep->nviolations = k;
+}
+
+static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_reduce_opts *o, int cell)
 {
 	const struct cpol_policy *p = sb->pol;
 	char where[64], rerr[512] = "", oerr[512], cerr[900];
@@ -1583,6 +1632,8 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 		rr = result_read(out_dir, p->limits.max_result_bytes, &result, rerr, sizeof(rerr));
 	if (out_dir < 0 || outputs_collect(out_dir, p->outputs, p->noutputs, &ol, &rep, oerr, sizeof(oerr)) != 0)
 		snprintf(rerr, sizeof(rerr), "outputs could not be read");
+	if (cell)
+		outputs_drop_missing(&rep);
 	arts = outputs_artifacts_json(&rep);
 	/* Before the classification: an artifact not copied is the run's
 	 * error, the result otherwise kept, as a lost record is. */
@@ -1829,7 +1880,7 @@ cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, i
 	 * final, and one it could not write is the run's error. */
 	if (bridge_failed(sb->bridge, stage, sizeof(stage), msg, sizeof(msg)))
 		sb_fault(sb, stage, "%s", msg);
-	*exit_code = result_build(sb, res, o);
+	*exit_code = result_build(sb, res, o, 0);
 	if (sb->dir_fd >= 0) {
 		rundir_keep(sb);
 		rundir_finish(sb, res, exit_code);
@@ -1837,6 +1888,242 @@ cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, i
 		rundir_trim(sb->log_fd);
 		rundir_trim(sb->result_fd);
 	}
+	return res;
+}
+
+/* ---- sessions: cells -------------------------------------------------------- */
+
+/* CPU time (ms) of the executor's processes from /proc, where no cgroup
+ * counts it (rootless without a delegated tree): init's and its
+ * children's own and reaped time, so a process still running below the
+ * program counts once it is reaped. */
+static int proc_cpu_ms(pid_t pid, uint64_t *ms)
+{
+	char path[96], buf[4096], *p;
+	unsigned long long ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	pid_t pids[64];
+	unsigned np = 0;
+	FILE *f;
+
+	pids[np++] = pid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if ((f = fopen(path, "re")) != NULL) {
+		int c;
+
+		while (np < 64 && fscanf(f, "%d", &c) == 1)
+			pids[np++] = (pid_t)c;
+		fclose(f);
+	}
+	for (unsigned i = 0; i < np; i++) {
+		unsigned long long v[4];
+		size_t got;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		got = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[got] = '\0';
+		/* Fields 14 to 17 (utime, stime, cutime, cstime), counted
+		 * after the command name, which ends at the last ')'. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3]) != 4)
+			continue;
+		ticks += v[0] + v[1] + v[2] + v[3];
+	}
+	if (hz <= 0 || np == 0)
+		return -1;
+	*ms = ticks * 1000u / (unsigned long long)hz;
+	return 0;
+}
+
+/* The session's CPU so far: the cgroup's when it counts it, which holds
+ * every process the session ever ran. */
+static int sb_cpu_ms(void *arg, uint64_t *ms)
+{
+	struct sandbox *sb = arg;
+	struct cg_usage u;
+	char err[256];
+
+	if (sb->cg_made && cgroup_usage(&sb->cg, &u, err, sizeof(err)) == 0 && u.have_cpu) {
+		sb->cell.cpu_cgroup = 1;
+		*ms = u.cpu_usec / 1000;
+		return 0;
+	}
+	sb->cell.cpu_cgroup = 0;
+	return sb->pid > 0 ? proc_cpu_ms(sb->pid, ms) : -1;
+}
+
+/* The session's CPU since its start (cell.h's cpu_now). */
+static int sb_session_cpu_ms(void *arg, uint64_t *ms)
+{
+	struct sandbox *sb = arg;
+	uint64_t raw = 0;
+
+	if (sb_cpu_ms(sb, &raw) != 0)
+		return -1;
+	*ms = raw > sb->cell.cpu_base_ms ? raw - sb->cell.cpu_base_ms : 0;
+	return 0;
+}
+
+static const char *cell_end_name(enum cell_end e)
+{
+	static const char *const names[] = { "done",	      "raised",		   "exited",
+					     "timed_out",     "cancelled",	   "workspace_limit",
+					     "session_workspace", "session_cpu",	   "broken" };
+
+	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "broken";
+}
+
+/* A cell that did not complete ends the executor: killed through init
+ * (supervise.h) and reaped, its last output read, the bridge stopped.
+ * One whose interpreter ended by itself is only reaped. */
+static void cell_end_executor(struct sandbox *sb, const struct cell_out *co)
+{
+	static const char *const why[] = {
+		[CELL_SESSION_WS] = "the session's workspace passed its bound",
+		[CELL_SESSION_CPU] = "the session's CPU passed its bound",
+		[CELL_BROKEN] = "the session's cell channel was broken (the program wrote to or closed fd 3)",
+	};
+	uint64_t one = 1;
+	int efd = -1;
+
+	if (co->end != CELL_EXITED && (efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0 &&
+	    write(efd, &one, sizeof(one)) != sizeof(one)) {
+		close(efd);
+		efd = -1;
+	}
+	if (co->end < sizeof(why) / sizeof(why[0]) && why[co->end] != NULL && !sb->cancel_why[0])
+		sandbox_cancel_reason(sb, why[co->end]);
+	sandbox_wait(sb, efd);
+	if (efd >= 0)
+		close(efd);
+	if (co->end == CELL_TIMED_OUT)
+		sb->so.end = SUP_TIMED_OUT;
+	else if (co->end == CELL_WS_BREACH)
+		sb->so.end = SUP_WS_BREACH;
+}
+
+int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct sandbox_cell_opts *o,
+		 struct sandbox_cell_info *info)
+{
+	struct cell_cfg cfg;
+	struct cell_out co;
+	struct ws_usage u = { 0, 0 };
+	uint64_t cpu0 = 0, cpu1 = 0;
+	char buf[512];
+
+	memset(info, 0, sizeof(*info));
+	info->end = "error";
+	if (sb->failed || sb->state != SB_STARTED || !sb->session) {
+		info->over = 1;
+		return -1;
+	}
+	if (len > sb->pol->limits.max_code_bytes)
+		return -1;
+	sb->out.len = sb->err.len = 0;
+	sb->out.truncated = sb->err.truncated = 0;
+	sb->cancel_why[0] = '\0';
+	sb->cell.index++;
+	sb->cell.calls_from = bridge_calls_listed(sb->bridge);
+	sb_session_cpu_ms(sb, &cpu0);
+	cfg = (struct cell_cfg){ .chan_fd = sb->fd_start,
+				 .pidfd = sb->pidfd,
+				 .cancel_fd = o->cancel_fd,
+				 .timeout_ms = o->timeout_ms != 0 && o->timeout_ms < sb->pol->limits.timeout_ms
+						       ? o->timeout_ms
+						       : sb->pol->limits.timeout_ms,
+				 .monitor_ms = sb->pol->limits.monitor_ms,
+				 .ws = &sb->ws,
+				 .ws_bytes_max = sb->ws_bytes_max,
+				 .ws_inodes_max = sb->ws_inodes_max,
+				 .session_ws_max = o->ws_max_bytes,
+				 .cpu_now = o->cpu_max_ms ? sb_session_cpu_ms : NULL,
+				 .cpu_arg = sb,
+				 .cpu_max_ms = o->cpu_max_ms,
+				 .output = o->output,
+				 .output_arg = o->output_arg };
+	if (cell_run(&cfg, code, len, &sb->out, &sb->err, &co, buf, sizeof(buf)) != 0) {
+		sb_fail(sb, "supervise", "%s", buf);
+		child_kill(sb);
+		info->over = 1;
+		return -1;
+	}
+	sb->cell.end = co.end;
+	sb_session_cpu_ms(sb, &cpu1);
+	if (!cell_end_continues(co.end)) {
+		cell_end_executor(sb, &co);
+		/* the cgroup's last count, the kill's included */
+		if (sb->have_usage && sb->usage.have_cpu && sb->usage.cpu_usec / 1000 > sb->cell.cpu_base_ms)
+			cpu1 = sb->usage.cpu_usec / 1000 - sb->cell.cpu_base_ms;
+	} else {
+		memset(&sb->so, 0, sizeof(sb->so));
+		sb->so.end = SUP_EXITED;
+		/* What the loader gives a program that ends so. */
+		sb->so.wstatus = (co.end == CELL_RAISED ? 1 : 0) << 8;
+		sb->have_usage = sb->cg_made && cgroup_usage(&sb->cg, &sb->usage, buf, sizeof(buf)) == 0;
+	}
+	sb->so.duration_ms = co.duration_ms;
+	sb->so.ws_baseline = co.ws_baseline;
+	sb->so.ws_peak = co.ws_peak;
+	sb->so.ws_inodes_baseline = co.ws_inodes_baseline;
+	sb->so.ws_inodes_peak = co.ws_inodes_peak;
+	sb->cell.cpu_ms = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
+	sb->cell.cpu_total_ms = cpu1;
+	ws_usage(&sb->ws, &u);
+	info->index = sb->cell.index;
+	info->over = !cell_end_continues(co.end);
+	info->end = cell_end_name(co.end);
+	info->cpu_ms = sb->cell.cpu_ms;
+	info->cpu_total_ms = sb->cell.cpu_total_ms;
+	info->cpu_source = sb->cell.cpu_cgroup ? "cgroup-v2" : "proc";
+	info->ws_bytes = u.bytes;
+	return 0;
+}
+
+cJSON *sandbox_cell_result(struct sandbox *sb, const struct sandbox_reduce_opts *o)
+{
+	cJSON *res = cJSON_CreateObject(), *u, *err = NULL;
+	const char *msg = NULL;
+
+	if (res == NULL)
+		return NULL;
+	if (!sb->failed && (!sb->session || sb->cell.index == 0))
+		sb_fail(sb, "start", "no cell was run");
+	result_build(sb, res, o, 1);
+	if (sb->failed)
+		return res;
+	cJSON_ReplaceItemInObjectCaseSensitive(res, "toolCalls", bridge_calls_from(sb->bridge, sb->cell.calls_from));
+	u = cJSON_GetObjectItemCaseSensitive(res, "usage");
+	cJSON_ReplaceItemInObjectCaseSensitive(u, "cpuMs", cJSON_CreateNumber((double)sb->cell.cpu_ms));
+	cJSON_ReplaceItemInObjectCaseSensitive(u, "cpuSource",
+					       cJSON_CreateString(sb->cell.cpu_cgroup ? "cgroup-v2" : "proc"));
+	/* What outcome.c cannot know: the session's own bounds, a broken
+	 * channel, a cell that raised (not an exit). */
+	switch (sb->cell.end) {
+	case CELL_SESSION_WS:
+	case CELL_SESSION_CPU:
+		cJSON_ReplaceItemInObjectCaseSensitive(res, "status", cJSON_CreateString("limit_exceeded"));
+		err = error_json("session_limit", sb->cancel_why, NULL);
+		break;
+	case CELL_BROKEN:
+		cJSON_ReplaceItemInObjectCaseSensitive(res, "status", cJSON_CreateString("failed"));
+		err = error_json("program_failed", sb->cancel_why, NULL);
+		break;
+	case CELL_RAISED:
+		msg = "the cell raised an exception (its traceback is on stderr); the session goes on";
+		break;
+	default:
+		break;
+	}
+	if (msg != NULL && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(res, "error")))
+		err = error_json(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "error"),
+								  "code")->valuestring,
+				 msg, NULL);
+	if (err != NULL)
+		cJSON_ReplaceItemInObjectCaseSensitive(res, "error", err);
 	return res;
 }
 

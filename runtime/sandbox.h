@@ -26,6 +26,11 @@
  *                         process signals are used or changed.
  *   sandbox_reduce()      the one result writer: outputs, classification,
  *                         evidence, the kept run directory.
+ *   sandbox_cell()        a code-interpreter session instead of one
+ *                         program (start with session_ms): one cell run
+ *                         in the interpreter that ran the ones before,
+ *                         sandbox_cell_result() its answer; wait, with a
+ *                         readable cancel fd, then ends the session.
  *   sandbox_destroy()     reverse order of prepare, safe from any state:
  *                         executor killed and reaped, bridge stopped,
  *                         cgroups removed, private filesystems closed, ids
@@ -138,6 +143,11 @@ struct sandbox_request {
 	cJSON **context;
 	/* NULL, or followed as it runs; borrowed until sandbox_wait() returns. */
 	const struct sandbox_events *events;
+	/* 0: run code once.  Else a code-interpreter session that may live
+	 * this long (ms): code is not run, the interpreter waits for cells
+	 * (sandbox_cell()), and init's deadline (launch.h) is the session's
+	 * end, each cell's timeout the supervisor's. */
+	uint64_t session_ms;
 };
 
 struct sandbox;
@@ -192,6 +202,57 @@ struct sandbox_reduce_opts {
  * start gives status "error" with the harness stage.  Writes result.json
  * and supervisor.log into a kept run directory. */
 cJSON *sandbox_reduce(struct sandbox *sb, const struct sandbox_reduce_opts *o, int *exit_code);
+
+/* ---- code-interpreter sessions (docs/serve.md, "Sessions") ---------------
+ *
+ * A sandbox started with session_ms runs cells: each sandbox_cell() sends
+ * one to the interpreter's loop (runtime/supervise/cell.h) and follows it
+ * under the policy's per-execution limits (timeout, output bounds, the
+ * workspace) and the session's (CPU over every cell, workspace bytes).  A
+ * cell that does not complete (timeout, cancel, a limit, the interpreter's
+ * end, a broken channel) ends the executor at once, so no half-state is
+ * kept: the session is over, and only sandbox_reduce() (the session's
+ * record) and sandbox_destroy() remain.  A session that ends between
+ * cells ends with sandbox_cancel_reason() and sandbox_wait() on a readable
+ * cancel fd. */
+
+struct sandbox_cell_opts {
+	int cancel_fd;            /* -1, or readable = cancel the cell (and so the session) */
+	uint64_t timeout_ms;      /* the cell's timeout when shorter than the policy's; 0: the policy's */
+	uint64_t cpu_max_ms;      /* the session's CPU over every cell; 0: unbounded */
+	uint64_t ws_max_bytes;    /* the session's workspace bytes in use; 0: unbounded */
+	/* NULL, or told each part of the cell's output as it is kept (fd 1
+	 * or 2), from the calling thread. */
+	void (*output)(void *arg, int fd, const char *data, size_t len);
+	void *output_arg;
+};
+
+/* What the last cell did. */
+struct sandbox_cell_info {
+	unsigned index;           /* 1 for the session's first cell */
+	int over;                 /* the session can run no further cell */
+	const char *end;          /* "done", "raised", "exited", "timed_out", "cancelled",
+				   * "workspace_limit", "session_workspace", "session_cpu",
+				   * "broken", "error" */
+	uint64_t cpu_ms;          /* this cell's CPU time */
+	uint64_t cpu_total_ms;    /* the session's so far */
+	const char *cpu_source;   /* "cgroup-v2", or "proc" (the executor's processes) */
+	uint64_t ws_bytes;        /* bytes in use in the workspace after the cell */
+};
+
+/* One cell: 0, or -1 when no cell could run (a sandbox not started as a
+ * session, a session over, a harness failure: info->over says whether
+ * the session is over).  The code's size is the caller's to check against
+ * max_code_bytes first; a larger one is refused here, the session kept. */
+int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct sandbox_cell_opts *o,
+		 struct sandbox_cell_info *info);
+
+/* The last cell's answer in the result's shape (the caller owns it):
+ * its stdout and stderr, its tool calls, its CPU, the artifacts and
+ * result.json as the cell left out/ (a required output missing is not a
+ * violation of a cell: the session is not over).  A cell that raised is
+ * status failed, exit code 1, as the same code run once would be. */
+cJSON *sandbox_cell_result(struct sandbox *sb, const struct sandbox_reduce_opts *o);
 
 /* Safe from any state and on NULL. */
 void sandbox_destroy(struct sandbox *sb);

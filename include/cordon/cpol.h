@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cpol.h - the on-disk policy blob (.cpol), format 3.5.
+ * cpol.h - the on-disk policy blob (.cpol), format 3.6.
  *
  * This header is the one contract between the writer (compiler/emit.c) and
  * the reader (runtime/blob_load.c).  docs/blob-format.md is the prose version
@@ -41,7 +41,7 @@
  * is guessed.)  History:
  * docs/blob-format.md, section 8 "Versions". */
 #define CPOL_VERSION_MAJOR 3
-#define CPOL_VERSION_MINOR 5
+#define CPOL_VERSION_MINOR 6
 /* 3.1 gave the EXECUTOR record's reserved word to the preload list.  The
  * writer stamps a blob with the oldest minor that can hold it, so a policy
  * without preloads is byte for byte a 3.0 blob and older runtimes still
@@ -69,6 +69,11 @@
  * the hash (everything before the signature) covers them and a signature
  * signs them. */
 #define CPOL_MINOR_PROVENANCE 5
+/* 3.6 lets the AGENTS records grow from 16 to 56 bytes (CPOL_AGENT_
+ * SESSION_BYTES) to hold each agent's code-interpreter session limits, as
+ * 3.3 did for LIMITS: only a blob where some agent declares `session:` has
+ * the longer records and minor 6. */
+#define CPOL_MINOR_SESSION 6
 
 /* AUDIT_ARCH_X86_64 from <linux/audit.h>; spelled out so the format does not
  * depend on a kernel header being present. */
@@ -257,6 +262,24 @@ enum cpol_section {
 #define CPOL_AGT_NAME 0  /* str */
 #define CPOL_AGT_TOOLS 8 /* list into IDXLIST; indices into TOOLS, ascending */
 #define CPOL_AGENT_BYTES 16
+/* From 3.6, only when some agent of the policy declares `session:`: 40
+ * more bytes on every agent record.  An agent without sessions has flags
+ * 0 and every other field 0; one with them has the flag and every field in
+ * its bounds (the compiler writes the defaults of docs/descriptor.md for
+ * what the YAML leaves out, so the runtime never guesses one). */
+#define CPOL_AGT_SESSION_FLAGS 16     /* u32: CPOL_AGT_F_* */
+#define CPOL_AGT_SESSION_MAX_CELLS 20 /* u32: 1..CPOL_SESSION_MAX_CELLS */
+#define CPOL_AGT_SESSION_IDLE_MS 24   /* u64: idle expiry, 1 s..lifetime */
+#define CPOL_AGT_SESSION_LIFE_MS 32   /* u64: total lifetime, 1 s..CPOL_SESSION_MAX_LIFE_MS */
+#define CPOL_AGT_SESSION_CPU_MS 40    /* u64: cumulative CPU of the session, 1 ms..CPOL_SESSION_MAX_LIFE_MS * 1024 */
+#define CPOL_AGT_SESSION_WS_BYTES 48  /* u64: workspace bytes in use, at most, 1..1 TiB */
+#define CPOL_AGENT_SESSION_BYTES 56
+#define CPOL_AGT_F_SESSION 0x1u       /* the agent may hold sessions */
+#define CPOL_AGT_F_ALL 0x1u
+#define CPOL_SESSION_MIN_MS 1000u
+#define CPOL_SESSION_MAX_LIFE_MS (7ull * 24 * 3600 * 1000) /* a week */
+#define CPOL_SESSION_MAX_CELLS 1000000u
+#define CPOL_SESSION_MAX_WS_BYTES (1ull << 40)
 
 /* OUTPUTS record. */
 #define CPOL_OUT_PATH 0      /* str: glob relative to /workspace/out */

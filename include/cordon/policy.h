@@ -147,10 +147,22 @@ struct cpol_tool {
 					* program per constraint, each ending in RET */
 };
 
+/* An agent's code-interpreter sessions (3.6, docs/descriptor.md): flags 0
+ * means the agent may hold none, and every other field is 0. */
+struct cpol_session {
+	uint32_t flags;      /* CPOL_AGT_F_* */
+	uint32_t max_cells;
+	uint64_t idle_ms;
+	uint64_t life_ms;
+	uint64_t cpu_ms;
+	uint64_t ws_bytes;
+};
+
 struct cpol_agent {
 	const char *name;
 	uint32_t *tools; /* indices into tools, ascending */
 	uint32_t ntools;
+	struct cpol_session session;
 };
 
 struct cpol_output {

@@ -366,6 +366,24 @@ static cJSON *agent_doc_result(const struct cpol_policy *p)
 	return o;
 }
 
+/* The agent's code-interpreter sessions (cordon serve, docs/serve.md
+ * "Sessions"), or null when it may hold none. */
+static cJSON *agent_doc_session(const struct cpol_policy *p, const char *agent)
+{
+	const struct cpol_agent *a = agent ? policy_find_agent(p, agent) : NULL;
+	cJSON *o;
+
+	if (a == NULL || !(a->session.flags & CPOL_AGT_F_SESSION))
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "idleTimeoutMs", policy_json_u64(a->session.idle_ms));
+	cJSON_AddItemToObject(o, "lifetimeMs", policy_json_u64(a->session.life_ms));
+	cJSON_AddNumberToObject(o, "maxCells", a->session.max_cells);
+	cJSON_AddItemToObject(o, "cpuMs", policy_json_u64(a->session.cpu_ms));
+	cJSON_AddItemToObject(o, "workspaceBytes", policy_json_u64(a->session.ws_bytes));
+	return o;
+}
+
 cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint32_t *tools, uint32_t n,
 		     const char *version, const char *probe_err)
 {
@@ -398,6 +416,7 @@ cJSON *agent_doc_json(const struct cpol_policy *p, const char *agent, const uint
 	cJSON_AddItemToObject(o, "packages", policy_json_strs(&pkg));
 
 	cJSON_AddItemToObject(d, "limits", agent_doc_limits(&p->limits));
+	cJSON_AddItemToObject(d, "session", agent_doc_session(p, agent));
 	cJSON_AddStringToObject(d, "network", policy_network_name(p->exec.network));
 	cJSON_AddNumberToObject(d, "uid", p->exec.uid);
 	cJSON_AddNumberToObject(d, "gid", p->exec.gid);
@@ -673,6 +692,32 @@ static void md_sandbox(struct textbuf *b, const cJSON *d)
 	textbuf_puts(b, ".\n\n");
 }
 
+/* What a session changes for the program: state that persists, and the
+ * limits that end it. */
+static void md_session(struct textbuf *b, const cJSON *d)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "session");
+
+	if (!cJSON_IsObject(s))
+		return;
+	textbuf_puts(b, "## Sessions\n\n"
+			"Your code may also run as a session of cells, like a notebook: each cell runs in the same "
+			"interpreter, one after the other, and its globals persist from cell to cell (a DataFrame "
+			"loaded in one cell is there in the next; so are imports, functions and the files you "
+			"wrote). A cell whose last statement is an expression shows its value, as the Python prompt "
+			"does. Each cell has the limits above (time, output); the session as a whole has these, and "
+			"it ends when one is reached:\n\n- **Idle**: ");
+	md_duration(b, md_u64(s, "idleTimeoutMs"));
+	textbuf_puts(b, " without a cell.\n- **Lifetime**: ");
+	md_duration(b, md_u64(s, "lifetimeMs"));
+	textbuf_printf(b, " in all.\n- **Cells**: at most %" PRIu64 ".\n- **CPU**: ", md_u64(s, "maxCells"));
+	md_duration(b, md_u64(s, "cpuMs"));
+	textbuf_puts(b, " of CPU time over all cells.\n- **Workspace**: at most ");
+	md_size(b, md_u64(s, "workspaceBytes"));
+	textbuf_puts(b, " in use under /workspace.\n\nA cell that times out, crashes the interpreter or calls "
+			"`sys.exit()` ends the session: the next cell would start from nothing.\n\n");
+}
+
 static void md_result(struct textbuf *b, const cJSON *d)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "result");
@@ -822,6 +867,7 @@ char *agent_doc_render(const cJSON *d)
 	md_text(&b, md_str(d, "policySha256"));
 	textbuf_puts(&b, ").\n\n");
 	md_sandbox(&b, d);
+	md_session(&b, d);
 	md_result(&b, d);
 	md_calls(&b, d);
 	textbuf_printf(&b, "## Tools (%d)\n\n", cJSON_GetArraySize(tools));

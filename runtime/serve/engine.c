@@ -33,6 +33,7 @@
 #include "runtime/serve/engine_ctl.h"
 #include "runtime/serve/gate.h"
 #include "runtime/serve/metrics.h"
+#include "runtime/serve/session.h"
 
 #define EXEC_ID_LEN 32
 #define ARTIFACTS_KEPT_MAX 1024 /* names remembered per execution */
@@ -62,6 +63,7 @@ struct engine {
 	int work_fd;                               /* O_DIRECTORY, flock'ed */
 	struct metrics *metrics;
 	struct pool *pool;
+	struct sessions *sessions;
 	struct gate gate;
 	int gate_made;
 	atomic_int draining;
@@ -79,23 +81,9 @@ struct engine {
 	int sweeper_started;
 };
 
-static int fail(struct serve_err *err, int status, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(struct serve_err *err, int status, const char *code, const char *fmt, ...)
-{
-	va_list ap;
-
-	snprintf(err->code, sizeof(err->code), "%s", code);
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
-	return status;
-}
-
 static int oom(struct serve_err *err)
 {
-	return fail(err, 500, "internal", "out of memory");
+	return serve_fail(err, 500, "internal", "out of memory");
 }
 
 /* ---- scope and lookup ---------------------------------------------------- */
@@ -124,17 +112,17 @@ static int resolve(struct engine *e, const struct serve_scope *scope, const char
 	*ent = NULL;
 	*agent_in = NULL;
 	if (app == NULL)
-		return fail(err, 404, "unknown_app", "no app given");
+		return serve_fail(err, 404, "unknown_app", "no app given");
 	if (!scope_allows(scope, app))
-		return fail(err, 403, "forbidden", "app '%.200s' is outside this token's scope", app);
+		return serve_fail(err, 403, "forbidden", "app '%.200s' is outside this token's scope", app);
 	set = policies_current(e->o.policies);
 	if ((found = policy_set_find(set, app)) == NULL) {
-		status = fail(err, 404, "unknown_app", "no policy for app '%.200s'", app);
+		status = serve_fail(err, 404, "unknown_app", "no policy for app '%.200s'", app);
 		goto out;
 	}
 	if (agent != NULL) {
 		if ((ag = policy_find_agent(&found->pol, agent)) == NULL) {
-			status = fail(err, 404, "unknown_agent", "app '%.200s' declares no agent '%.200s'", app, agent);
+			status = serve_fail(err, 404, "unknown_agent", "app '%.200s' declares no agent '%.200s'", app, agent);
 			goto out;
 		}
 		*agent_in = ag->name;
@@ -208,7 +196,7 @@ int engine_capabilities(struct engine *e, const struct serve_scope *scope, const
 
 	*out = NULL;
 	if (agent == NULL)
-		return fail(err, 404, "unknown_agent", "no agent given");
+		return serve_fail(err, 404, "unknown_agent", "no agent given");
 	if ((status = resolve(e, scope, app, agent, &ent, &agent_in, err)) != 200)
 		return status;
 	if ((root = cJSON_CreateObject()) == NULL ||
@@ -282,12 +270,12 @@ static int slot_register(struct engine *e, unsigned token, const char *request_i
 	snprintf(s->request_id, sizeof(s->request_id), "%s", request_id);
 	if ((s->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		free(s);
-		return fail(err, 500, "internal", "eventfd: %s", strerror(errno));
+		return serve_fail(err, 500, "internal", "eventfd: %s", strerror(errno));
 	}
 	pthread_mutex_lock(&e->mu);
 	for (struct exec_slot *o = e->slots; o != NULL && request_id[0] != '\0'; o = o->next) {
 		if (o->token == token && strcmp(o->request_id, request_id) == 0) {
-			status = fail(err, 409, "request_id_running", "an execution with requestId '%s' is running",
+			status = serve_fail(err, 409, "request_id_running", "an execution with requestId '%s' is running",
 				      request_id);
 			break;
 		}
@@ -339,7 +327,7 @@ int engine_cancel(struct engine *e, const struct serve_scope *scope, const char 
 	int status = 404;
 
 	if (request_id == NULL || request_id[0] == '\0')
-		return fail(err, 404, "unknown_execution", "no requestId given");
+		return serve_fail(err, 404, "unknown_execution", "no requestId given");
 	pthread_mutex_lock(&e->mu);
 	for (struct exec_slot *s = e->slots; s != NULL; s = s->next) {
 		if (s->token == scope->token_index && strcmp(s->request_id, request_id) == 0) {
@@ -350,7 +338,7 @@ int engine_cancel(struct engine *e, const struct serve_scope *scope, const char 
 	}
 	pthread_mutex_unlock(&e->mu);
 	if (status != 202)
-		return fail(err, 404, "unknown_execution", "no running execution of yours has requestId '%.80s'",
+		return serve_fail(err, 404, "unknown_execution", "no running execution of yours has requestId '%.80s'",
 			    request_id);
 	return status;
 }
@@ -359,6 +347,9 @@ unsigned engine_cancel_all(struct engine *e, const char *why)
 {
 	unsigned n = 0;
 
+	/* First, so a running cell's answer names why, not "cancelled by
+	 * request" (its slot below cancels it too). */
+	sessions_end_all(e->sessions, why);
 	pthread_mutex_lock(&e->mu);
 	for (struct exec_slot *s = e->slots; s != NULL; s = s->next, n++)
 		slot_cancel(s, why);
@@ -560,7 +551,7 @@ int engine_artifact(struct engine *e, const struct serve_scope *scope, const cha
 	*fd = -1;
 	*size = 0;
 	if (exec_id == NULL || strlen(exec_id) != EXEC_ID_LEN || name == NULL || !artifact_name_ok(name))
-		return fail(err, 404, "unknown_artifact", "no such artifact");
+		return serve_fail(err, 404, "unknown_artifact", "no such artifact");
 	pthread_mutex_lock(&e->mu);
 	for (k = e->kept; k != NULL && !known; k = k->next) {
 		if (strcmp(k->id, exec_id) != 0 || k->token != scope->token_index || k->expires_us <= serve_now_us())
@@ -572,11 +563,11 @@ int engine_artifact(struct engine *e, const struct serve_scope *scope, const cha
 	/* Unknown, expired, another token's, or not an artifact of the
 	 * result: one answer for all, so ids cannot be probed. */
 	if (!known)
-		return fail(err, 404, "unknown_artifact", "no such artifact");
+		return serve_fail(err, 404, "unknown_artifact", "no such artifact");
 	snprintf(sub, sizeof(sub), "%s/out", exec_id);
 	if ((dfd = open_beneath(e->work_fd, sub)) < 0 || (f = open_beneath(dfd, name)) < 0 || fstat(f, &st) != 0 ||
 	    !S_ISREG(st.st_mode)) {
-		status = fail(err, 404, "unknown_artifact", "no such artifact");
+		status = serve_fail(err, 404, "unknown_artifact", "no such artifact");
 		goto out;
 	}
 	*fd = f;
@@ -644,7 +635,7 @@ static void item_discard(struct engine *e, struct pool_item *it)
 static int exec_start(struct engine *e, struct policy_entry *ent, const char *agent, struct exec_input *x,
 		      struct pool_item **itp, int *warm)
 {
-	struct sandbox_request rq = { x->code, x->code_len, "request", x->inputs, x->ninputs, &x->context, x->events };
+	struct sandbox_request rq = { x->code, x->code_len, "request", x->inputs, x->ninputs, &x->context, x->events, 0 };
 	struct pool_item *it = NULL;
 	int had_context = x->context != NULL, rc;
 	struct sandbox_err se;
@@ -724,14 +715,14 @@ static int admit(struct engine *e, struct serve_err *err)
 		return 200;
 	case GATE_FULL:
 		err->retry_after_s = 1;
-		return fail(err, 429, "overloaded", "%u executions running and %u queued: try again later", running,
+		return serve_fail(err, 429, "overloaded", "%u executions running and %u queued: try again later", running,
 			    queued);
 	case GATE_TIMEOUT:
 		err->retry_after_s = 1;
-		return fail(err, 429, "overloaded", "no execution slot within %u s: try again later",
+		return serve_fail(err, 429, "overloaded", "no execution slot within %u s: try again later",
 			    e->o.queue_timeout_s);
 	default:
-		return fail(err, 503, "draining", "the server is shutting down");
+		return serve_fail(err, 503, "draining", "the server is shutting down");
 	}
 }
 
@@ -773,7 +764,7 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 	e->inflight++;
 	pthread_mutex_unlock(&e->mu);
 	if (atomic_load(&e->draining)) {
-		status = fail(err, 503, "draining", "the server is shutting down");
+		status = serve_fail(err, 503, "draining", "the server is shutting down");
 		goto out;
 	}
 	if ((status = resolve(e, scope, rq->app, rq->agent, &ent, &agent, err)) != 200)
@@ -835,6 +826,129 @@ out:
 	slot_unregister(e, slot);
 	policy_entry_put(ent);
 	input_free(&x);
+	inflight_done(e);
+	return status;
+}
+
+/* ---- code-interpreter sessions ---------------------------------------------------- */
+
+/* A session's sandbox at its end (sessions_opts.finish): kept and
+ * destroyed as an execution's is. */
+static void session_finish(void *arg, struct pool_item *it, cJSON *record, unsigned token)
+{
+	struct engine *e = arg;
+	const char *base = strrchr(it->run_dir, '/');
+	char pending[PATH_MAX], id[EXEC_ID_LEN + 1];
+
+	snprintf(pending, sizeof(pending), "%s", base ? base + 1 : it->run_dir);
+	snprintf(id, sizeof(id), "%s", sandbox_id(it->sb));
+	if (record != NULL)
+		retain(e, pending, id, token, record);
+	engine_doom(e, it);
+	if (record == NULL)
+		rundir_remove(e, pending);
+	cJSON_Delete(record);
+}
+
+static const char *ctx_str(const cJSON *ctx, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ctx, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The common head of a session request: counted in flight (a drain waits
+ * for it), refused while draining. */
+static int session_enter(struct engine *e, struct serve_err *err)
+{
+	pthread_mutex_lock(&e->mu);
+	e->inflight++;
+	pthread_mutex_unlock(&e->mu);
+	if (atomic_load(&e->draining))
+		return serve_fail(err, 503, "draining", "the server is shutting down");
+	return 200;
+}
+
+int engine_session_create(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
+			  struct serve_err *err)
+{
+	struct session_who who = { scope->token_index, NULL, NULL };
+	struct policy_entry *ent = NULL;
+	const char *agent = NULL;
+	unsigned running, queued;
+	int status;
+
+	*out = NULL;
+	if ((status = session_enter(e, err)) != 200 ||
+	    (status = resolve(e, scope, rq->app, rq->agent, &ent, &agent, err)) != 200)
+		goto out;
+	/* Preparing a cold sandbox is an interpreter start: admitted as an
+	 * execution is, for as long as the creation takes. */
+	if ((status = admit(e, err)) != 200)
+		goto out;
+	status = sessions_create(e->sessions, &who, ent, agent, rq, out, err);
+	gate_leave(&e->gate, &running, &queued);
+	metrics_running(e->metrics, running, queued);
+out:
+	policy_entry_put(ent);
+	inflight_done(e);
+	return status;
+}
+
+int engine_session_cell(struct engine *e, const struct serve_scope *scope, const char *id,
+			struct serve_exec_req *rq, cJSON **out, struct serve_err *err)
+{
+	struct session_who who = { scope->token_index, ctx_str(rq->context, "tenant"), ctx_str(rq->context, "user") };
+	struct exec_slot *slot = NULL;
+	unsigned running, queued;
+	int status, admitted = 0;
+
+	*out = NULL;
+	if ((status = session_enter(e, err)) != 200 ||
+	    (status = sessions_cell_check(e->sessions, &who, id, rq->code_len, err)) != 200 ||
+	    (status = slot_register(e, scope->token_index, rq->request_id, &slot, err)) != 200 ||
+	    (status = admit(e, err)) != 200)
+		goto out;
+	admitted = 1;
+	status = sessions_cell(e->sessions, &who, id, rq, slot->cancel_fd, out, err);
+	if (status == 200) {
+		const cJSON *c;
+
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(*out, "toolCalls"))
+		{
+			const cJSON *code = cJSON_GetObjectItemCaseSensitive(c, "code");
+
+			metrics_tool_call(e->metrics, cJSON_IsString(code) ? code->valuestring : "ok");
+		}
+	}
+out:
+	if (admitted) {
+		gate_leave(&e->gate, &running, &queued);
+		metrics_running(e->metrics, running, queued);
+	}
+	slot_unregister(e, slot);
+	inflight_done(e);
+	return status;
+}
+
+int engine_session_get(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+		       const char *user, cJSON **out, struct serve_err *err)
+{
+	struct session_who who = { scope->token_index, tenant, user };
+
+	return sessions_get(e->sessions, &who, id, out, err);
+}
+
+int engine_session_delete(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+			  const char *user, cJSON **out, struct serve_err *err)
+{
+	struct session_who who = { scope->token_index, tenant, user };
+	int status;
+
+	pthread_mutex_lock(&e->mu);
+	e->inflight++;
+	pthread_mutex_unlock(&e->mu);
+	status = sessions_delete(e->sessions, &who, id, out, err);
 	inflight_done(e);
 	return status;
 }
@@ -985,6 +1099,20 @@ int engine_new(const struct engine_opts *o, struct engine **out, char *err, size
 	po.log_arg = o->log_arg;
 	if (pool_new(&po, &e->pool, err, n) != 0)
 		goto out;
+	if (sessions_new(&(struct sessions_opts){ .host = o->host,
+						  .pool = e->pool,
+						  .metrics = e->metrics,
+						  .work_dir = e->work_dir,
+						  .work_fd = e->work_fd,
+						  .max = o->max_sessions,
+						  .keep_s = o->retain_s,
+						  .inline_max = o->inline_max,
+						  .finish = session_finish,
+						  .finish_arg = e,
+						  .log = o->log,
+						  .log_arg = o->log_arg },
+			 &e->sessions, err, n) != 0)
+		goto out;
 	set = policies_current(o->policies);
 	engine_log_secrets(e, set);
 	pool_apply(e->pool, set);
@@ -1016,6 +1144,7 @@ void engine_drain(struct engine *e)
 {
 	atomic_store(&e->draining, 1);
 	gate_drain(&e->gate);
+	sessions_end_all(e->sessions, "the server is shutting down");
 	pool_drain(e->pool);
 }
 
@@ -1041,6 +1170,9 @@ void engine_free(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	/* Sessions first: one may hold a sandbox a pool worker prepared,
+	 * whose executor dies with that worker (pool.h). */
+	sessions_free(e->sessions);
 	pool_free(e->pool);
 	if (e->sweeper_started) {
 		pthread_mutex_lock(&e->mu);

@@ -44,6 +44,11 @@ struct serve_stream_hooks {
 	void (*bind_cancel)(void *arg, void (*cancel)(void *ctx, const char *why), void *ctx);
 };
 
+/* Fills err (code, and the message from fmt) and returns status, so an
+ * engine call can `return serve_fail(err, 404, "unknown_app", ...)`. */
+int serve_fail(struct serve_err *err, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* A parsed POST /v1/executions body (exec_request.c): every field checked
  * for type and bound; the engine checks it against the policy. */
 #define SERVE_REQUEST_ID_MAX 64
@@ -89,6 +94,21 @@ int engine_cancel(struct engine *e, const struct serve_scope *scope, const char 
  * 404 unknown, expired, or another token's. */
 int engine_artifact(struct engine *e, const struct serve_scope *scope, const char *exec_id, const char *name,
 		    int *fd, uint64_t *size, struct serve_err *err);
+
+/* ---- code-interpreter sessions (session.h, docs/serve.md "Sessions") ----
+ * Each answers as session.h says, after the engine's own checks: 503
+ * draining; app and agent resolved in scope (403, 404); creation and
+ * cells admitted through the concurrency gate (429).  A session belongs
+ * to the token, tenant and user that created it; a cell's context, and
+ * GET's and DELETE's tenant and user (NULL: none), must name the same. */
+int engine_session_create(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
+			  struct serve_err *err);
+int engine_session_cell(struct engine *e, const struct serve_scope *scope, const char *id,
+			struct serve_exec_req *rq, cJSON **out, struct serve_err *err);
+int engine_session_get(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+		       const char *user, cJSON **out, struct serve_err *err);
+int engine_session_delete(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+			  const char *user, cJSON **out, struct serve_err *err);
 
 /* GET /v1/ready: 200 when every pool holds at least one warm sandbox and
  * the server is not draining, else 503; *out says each pool's state. */

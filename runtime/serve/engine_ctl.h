@@ -9,7 +9,8 @@
  *                       sweeper; the pools filled from the current set.
  *   engine_reload()     SIGHUP: a new policy set swapped in, pools synced.
  *   engine_drain()      new executions get 503, queued ones too; idle
- *                       sandboxes destroyed; running ones go on.
+ *                       sandboxes destroyed; running ones go on;
+ *                       sessions end (a running cell first).
  *   engine_wait_idle()  whether every execution has returned.
  *   engine_cancel_all() cancel what still runs (the grace period is over).
  *   engine_free()       only once idle: pools, threads, kept run dirs.
@@ -34,6 +35,7 @@ struct engine_opts {
 	unsigned queue_timeout_s;
 	size_t inline_max;
 	unsigned retain_s;
+	unsigned max_sessions;              /* sessions alive at once; 0: SESSIONS_MAX_DEFAULT */
 	serve_log_fn *log;                  /* serve.c's printer; may be NULL */
 	void *log_arg;
 };

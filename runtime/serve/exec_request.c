@@ -19,7 +19,31 @@
 #include "runtime/json_strict.h"
 #include "runtime/serve/exec_request.h"
 
-static const char *const exec_request_keys = "app, agent, code, inputs, context, requestId";
+/* The keys each kind of body takes, and those it needs. */
+static const struct {
+	const char *keys;
+	const char *need;
+} exec_request_kinds[] = {
+	[EXEC_REQ_EXECUTION] = { "app, agent, code, inputs, context, requestId", "app, code" },
+	[EXEC_REQ_SESSION] = { "app, agent, inputs, context", "app, agent" },
+	[EXEC_REQ_CELL] = { "code, context, requestId", "code" },
+};
+
+/* Whether key is one of list's ", "-separated names. */
+static int key_in(const char *list, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = list; *p != '\0';) {
+		size_t l = strcspn(p, ",");
+
+		if (l == kl && strncmp(p, key, kl) == 0)
+			return 1;
+		p += l;
+		p += strspn(p, ", ");
+	}
+	return 0;
+}
 
 int exec_request_name_ok(const char *s, size_t max)
 {
@@ -226,8 +250,26 @@ static int parse_request_id(const cJSON *it, struct serve_exec_req *out, char *e
 	return 0;
 }
 
-static int parse_member(const cJSON *it, struct serve_exec_req *out, char *err, size_t n)
+/* A cell's context names only who asks: the rest (roles, tools) is the
+ * session's, bound to its bridge when it was created. */
+static int parse_cell_context(const cJSON *it, struct serve_exec_req *out, char *err, size_t n)
 {
+	for (const cJSON *k = cJSON_IsObject(it) ? it->child : NULL; k != NULL; k = k->next)
+		if (strcmp(k->string, "tenant") != 0 && strcmp(k->string, "user") != 0)
+			return fail(err, n,
+				    "context.%.64s: a cell's context names only who asks (tenant, user); the session "
+				    "keeps the rest of the context it was created with",
+				    k->string);
+	return parse_context(it, out, err, n);
+}
+
+static int parse_member(const cJSON *it, enum exec_request_kind kind, struct serve_exec_req *out, char *err,
+			size_t n)
+{
+	if (!key_in(exec_request_kinds[kind].keys, it->string))
+		return fail(err, n, "unknown key '%.64s' (known: %s)", it->string, exec_request_kinds[kind].keys);
+	if (kind == EXEC_REQ_CELL && strcmp(it->string, "context") == 0)
+		return parse_cell_context(it, out, err, n);
 	if (strcmp(it->string, "app") == 0)
 		return parse_name(it, 0, &out->app, err, n);
 	if (strcmp(it->string, "agent") == 0)
@@ -242,12 +284,16 @@ static int parse_member(const cJSON *it, struct serve_exec_req *out, char *err, 
 		return parse_inputs(it, out, err, n);
 	if (strcmp(it->string, "context") == 0)
 		return parse_context(it, out, err, n);
-	if (strcmp(it->string, "requestId") == 0)
-		return parse_request_id(it, out, err, n);
-	return fail(err, n, "unknown key '%.64s' (known: %s)", it->string, exec_request_keys);
+	return parse_request_id(it, out, err, n);
 }
 
 int exec_request_parse(const char *body, size_t len, struct serve_exec_req *out, char *err, size_t n)
+{
+	return exec_request_parse_kind(body, len, EXEC_REQ_EXECUTION, out, err, n);
+}
+
+int exec_request_parse_kind(const char *body, size_t len, enum exec_request_kind kind, struct serve_exec_req *out,
+			    char *err, size_t n)
 {
 	const char *nul, *end = NULL, *dkey = NULL;
 	char where[256];
@@ -291,13 +337,17 @@ int exec_request_parse(const char *body, size_t len, struct serve_exec_req *out,
 		goto out;
 	}
 	for (const cJSON *it = doc->child; it != NULL; it = it->next)
-		if (parse_member(it, out, err, n) != 0)
+		if (parse_member(it, kind, out, err, n) != 0)
 			goto out;
-	if (out->app == NULL) {
+	if (out->app == NULL && key_in(exec_request_kinds[kind].need, "app")) {
 		fail(err, n, "app: missing");
 		goto out;
 	}
-	if (out->code == NULL) {
+	if (out->agent == NULL && key_in(exec_request_kinds[kind].need, "agent")) {
+		fail(err, n, "agent: missing (a session is held by an agent)");
+		goto out;
+	}
+	if (out->code == NULL && key_in(exec_request_kinds[kind].need, "code")) {
 		fail(err, n, "code: missing");
 		goto out;
 	}

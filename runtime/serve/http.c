@@ -123,6 +123,9 @@ enum route {
 	R_EXEC,
 	R_CANCEL,
 	R_ARTIFACT,
+	R_SESSIONS, /* POST /v1/sessions */
+	R_SESSION,  /* GET, DELETE /v1/sessions/{id} */
+	R_CELLS,    /* POST /v1/sessions/{id}/cells */
 };
 
 /* One request (libmicrohttpd's per-request context). */
@@ -132,9 +135,10 @@ struct http_req {
 	char *path;            /* a copy of the URL; the params point into it */
 	const char *p1, *p2;   /* app/agent, request id, execution id/name */
 	struct serve_scope scope;
-	char *body;            /* R_EXEC only; other bodies are counted and dropped */
+	char *body;            /* routes with a JSON body only (route_body()); others are counted and dropped */
 	size_t len, cap;
 	int replied;           /* a response was queued before the body */
+	int is_delete;         /* R_SESSION: DELETE, not GET */
 };
 
 static uint64_t now_ms(void)
@@ -446,6 +450,13 @@ static enum route route_match(char *path, const char **p1, const char **p2)
 		return R_APPS;
 	if (n == 2 && strcmp(seg[1], "executions") == 0)
 		return R_EXEC;
+	if (n == 2 && strcmp(seg[1], "sessions") == 0)
+		return R_SESSIONS;
+	if ((n == 3 || (n == 4 && strcmp(seg[3], "cells") == 0)) && rest == NULL && strcmp(seg[1], "sessions") == 0 &&
+	    exec_request_name_ok(seg[2], HTTP_EXEC_ID_MAX)) {
+		*p1 = seg[2];
+		return n == 3 ? R_SESSION : R_CELLS;
+	}
 	if (n == 5 && rest == NULL && strcmp(seg[1], "apps") == 0 && strcmp(seg[3], "agents") == 0 &&
 	    exec_request_name_ok(seg[2], EXEC_REQUEST_NAME_MAX) && exec_request_name_ok(seg[4], EXEC_REQUEST_NAME_MAX)) {
 		*p1 = seg[2];
@@ -476,9 +487,26 @@ static enum route route_match(char *path, const char **p1, const char **p2)
 	return R_NONE;
 }
 
+/* The methods a route takes, as the Allow header lists them. */
 static const char *route_method(enum route r)
 {
-	return r == R_EXEC || r == R_CANCEL ? MHD_HTTP_METHOD_POST : MHD_HTTP_METHOD_GET;
+	if (r == R_SESSION)
+		return "GET, DELETE";
+	return r == R_EXEC || r == R_CANCEL || r == R_SESSIONS || r == R_CELLS ? MHD_HTTP_METHOD_POST
+										 : MHD_HTTP_METHOD_GET;
+}
+
+static int route_allows(enum route r, const char *method)
+{
+	if (r == R_SESSION)
+		return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
+	return strcmp(method, route_method(r)) == 0;
+}
+
+/* The routes whose JSON body is read and kept. */
+static int route_body(enum route r)
+{
+	return r == R_EXEC || r == R_SESSIONS || r == R_CELLS;
 }
 
 static int scope_has_app(const struct serve_scope *sc, const char *app)
@@ -521,7 +549,7 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 
 	if (rq->route == R_NONE) {
 		status = 404, code = "not_found", snprintf(msg, sizeof(msg), "no such resource");
-	} else if (strcmp(method, route_method(rq->route)) != 0) {
+	} else if (!route_allows(rq->route, method)) {
 		allow = route_method(rq->route);
 		status = 405, code = "method_not_allowed", snprintf(msg, sizeof(msg), "this resource takes %s", allow);
 	} else if (!l->tcp) {
@@ -536,7 +564,7 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 	}
 	if (status == 0 && rq->route == R_AGENT && !scope_has_app(&rq->scope, rq->p1))
 		status = 403, code = "forbidden", snprintf(msg, sizeof(msg), "the token is not scoped to this app");
-	if (status == 0 && rq->route == R_EXEC &&
+	if (status == 0 && route_body(rq->route) &&
 	    !content_type_json(MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
 		status = 415, code = "unsupported_media_type",
 		snprintf(msg, sizeof(msg), "Content-Type must be application/json");
@@ -736,6 +764,49 @@ static enum MHD_Result handle_artifact(struct http_server *s, struct MHD_Connect
 	return queue(s, c, 200, r);
 }
 
+/* POST /v1/sessions and POST /v1/sessions/{id}/cells: bodies of the
+ * execution's shape (exec_request.h, each kind its own keys). */
+static enum MHD_Result handle_session_post(struct http_server *s, struct MHD_Connection *c, struct http_req *rq)
+{
+	enum exec_request_kind kind = rq->route == R_SESSIONS ? EXEC_REQ_SESSION : EXEC_REQ_CELL;
+	struct serve_exec_req er;
+	struct serve_err err = { .code = "" };
+	cJSON *out = NULL;
+	char why[512];
+	int status;
+
+	if (exec_request_parse_kind(rq->body ? rq->body : "", rq->len, kind, &er, why, sizeof(why)) != 0)
+		return reply_error(s, c, 400, "bad_request", why, 0, NULL);
+	if (kind == EXEC_REQ_SESSION && !scope_has_app(&rq->scope, er.app)) {
+		serve_exec_req_free(&er);
+		return reply_error(s, c, 403, "forbidden", "the token is not scoped to this app", 0, NULL);
+	}
+	if (kind == EXEC_REQ_SESSION)
+		status = engine_session_create(s->e, &rq->scope, &er, &out, &err);
+	else
+		status = engine_session_cell(s->e, &rq->scope, rq->p1, &er, &out, &err);
+	serve_exec_req_free(&er);
+	return reply_engine(s, c, status, out, &err);
+}
+
+/* GET and DELETE /v1/sessions/{id}: who asks is the token and the query's
+ * tenant and user (?tenant=T&user=U), as the session's creator named them
+ * in its context. */
+static enum MHD_Result handle_session(struct http_server *s, struct MHD_Connection *c, struct http_req *rq)
+{
+	const char *tenant = MHD->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant");
+	const char *user = MHD->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "user");
+	struct serve_err err = { .code = "" };
+	cJSON *out = NULL;
+	int status;
+
+	if (rq->is_delete)
+		status = engine_session_delete(s->e, &rq->scope, rq->p1, tenant, user, &out, &err);
+	else
+		status = engine_session_get(s->e, &rq->scope, rq->p1, tenant, user, &out, &err);
+	return reply_engine(s, c, status, out, &err);
+}
+
 /* The request is whole: act on it. */
 static enum MHD_Result request_handle(struct http_server *s, struct MHD_Connection *c, struct http_req *rq)
 {
@@ -793,18 +864,24 @@ static enum MHD_Result request_handle(struct http_server *s, struct MHD_Connecti
 		return reply_engine(s, c, status, out, &err);
 	case R_ARTIFACT:
 		return handle_artifact(s, c, rq);
+	case R_SESSIONS:
+	case R_CELLS:
+		return handle_session_post(s, c, rq);
+	case R_SESSION:
+		return handle_session(s, c, rq);
 	case R_NONE:
 		break;
 	}
 	return reply_error(s, c, 404, "not_found", "no such resource", 0, NULL);
 }
 
-/* A part of the body: kept for R_EXEC, counted and dropped otherwise. */
+/* A part of the body: kept for a route with a JSON body, counted and
+ * dropped otherwise. */
 static int request_body(struct http_server *s, struct http_req *rq, const char *data, size_t size)
 {
 	if (size > s->max_body - rq->len)
 		return 413;
-	if (rq->route == R_EXEC) {
+	if (route_body(rq->route)) {
 		if (rq->len + size > rq->cap) {
 			size_t cap = rq->cap ? rq->cap : 4096;
 			char *b;
@@ -849,6 +926,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (rq->path == NULL)
 			return MHD_NO;
 		rq->route = route_match(rq->path, &rq->p1, &rq->p2);
+		rq->is_delete = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
 		res = request_begin(l, c, rq, method);
 		pthread_mutex_lock(&s->lock);
 		phase = rq->conn->phase;

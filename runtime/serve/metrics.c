@@ -55,6 +55,10 @@ struct metrics {
 	uint64_t created, failed;
 	struct metrics_pool pool[METRICS_MAX_POOLS];
 	unsigned running, queued;
+	uint64_t sessions[2]; /* created: [0] cold, [1] warm */
+	uint64_t sessions_ended;
+	struct metrics_counter session_end[METRICS_MAX_STATUS];
+	struct metrics_counter cell[METRICS_MAX_STATUS];
 };
 
 struct metrics *metrics_new(void)
@@ -191,6 +195,28 @@ void metrics_running(struct metrics *m, unsigned running, unsigned queued)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void metrics_session_started(struct metrics *m, int warm)
+{
+	pthread_mutex_lock(&m->lock);
+	m->sessions[warm ? 1 : 0]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_session_ended(struct metrics *m, const char *reason)
+{
+	pthread_mutex_lock(&m->lock);
+	m->sessions_ended++;
+	counter_slot(m->session_end, METRICS_MAX_STATUS, reason)->n++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_cell(struct metrics *m, const char *status)
+{
+	pthread_mutex_lock(&m->lock);
+	counter_slot(m->cell, METRICS_MAX_STATUS, status)->n++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* A label value in the exposition format: \ " and newline escaped. */
 static void put_label(FILE *f, const char *s)
 {
@@ -289,6 +315,17 @@ static void metrics_write(FILE *f, const struct metrics *m)
 	fprintf(f, "cordon_executions_running %u\n", m->running);
 	put_head(f, "cordon_executions_queued", "gauge", "Executions waiting for a slot.");
 	fprintf(f, "cordon_executions_queued %u\n", m->queued);
+	put_head(f, "cordon_sessions_created_total", "counter",
+		 "Code-interpreter sessions started, by whether a warm sandbox held them.");
+	fprintf(f, "cordon_sessions_created_total{warm=\"false\"} %llu\n", (unsigned long long)m->sessions[0]);
+	fprintf(f, "cordon_sessions_created_total{warm=\"true\"} %llu\n", (unsigned long long)m->sessions[1]);
+	put_head(f, "cordon_sessions_ended_total", "counter", "Sessions ended, by reason.");
+	put_counters(f, "cordon_sessions_ended_total", "reason", m->session_end, METRICS_MAX_STATUS);
+	put_head(f, "cordon_sessions_active", "gauge", "Sessions alive now.");
+	fprintf(f, "cordon_sessions_active %llu\n",
+		(unsigned long long)(m->sessions[0] + m->sessions[1] - m->sessions_ended));
+	put_head(f, "cordon_cells_total", "counter", "Session cells run, by result status.");
+	put_counters(f, "cordon_cells_total", "status", m->cell, METRICS_MAX_STATUS);
 }
 
 char *metrics_render(struct metrics *m, size_t *len)

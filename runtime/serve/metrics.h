@@ -31,6 +31,13 @@ void metrics_pool_size(struct metrics *m, const char *app, const char *agent, un
 /* cordon_executions_running, cordon_executions_queued (gauges). */
 void metrics_running(struct metrics *m, unsigned running, unsigned queued);
 
+/* Code-interpreter sessions (session.h): cordon_sessions_created_total
+ * {warm}, cordon_sessions_ended_total{reason}, cordon_sessions_active
+ * (created less ended), cordon_cells_total{status}. */
+void metrics_session_started(struct metrics *m, int warm);
+void metrics_session_ended(struct metrics *m, const char *reason);
+void metrics_cell(struct metrics *m, const char *status);
+
 /* The whole exposition, malloc'd text; NULL when out of memory. */
 char *metrics_render(struct metrics *m, size_t *len);
 

@@ -152,6 +152,7 @@ int serve_main(const struct serve_opts *o)
 	eo.queue_timeout_s = o->queue_timeout_s;
 	eo.inline_max = o->inline_max;
 	eo.retain_s = o->retain_s;
+	eo.max_sessions = o->max_sessions;
 	eo.log = serve_log;
 	if (engine_new(&eo, &e, err, sizeof(err)) != 0) {
 		logf_("cannot start: %s", err);

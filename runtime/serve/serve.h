@@ -59,6 +59,7 @@ struct serve_opts {
 	size_t inline_max;        /* artifacts inline up to this many bytes */
 	unsigned retain_s;        /* kept run directories and artifacts */
 	unsigned grace_s;         /* a drain's wait before cancelling */
+	unsigned max_sessions;    /* code-interpreter sessions alive at once; 0: SESSIONS_MAX_DEFAULT */
 	const char *work_dir;     /* NULL: /run/cordon/serve, or $XDG_RUNTIME_DIR/cordon-serve */
 	/* The host (sandbox_host_opts). */
 	const char *state_dir;

@@ -1797,6 +1797,35 @@ cJSON *bridge_calls_json(const struct bridge *b)
 	return b ? cJSON_Duplicate(b->calls, 1) : cJSON_CreateArray();
 }
 
+unsigned bridge_calls_listed(struct bridge *b)
+{
+	unsigned n = 0;
+
+	if (b == NULL)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	n = (unsigned)cJSON_GetArraySize(b->calls);
+	pthread_mutex_unlock(&b->mu);
+	return n;
+}
+
+cJSON *bridge_calls_from(struct bridge *b, unsigned from)
+{
+	cJSON *arr = cJSON_CreateArray(), *c;
+	unsigned i = 0;
+
+	if (b == NULL || arr == NULL)
+		return arr;
+	pthread_mutex_lock(&b->mu);
+	cJSON_ArrayForEach(c, b->calls)
+	{
+		if (i++ >= from)
+			cJSON_AddItemToArray(arr, cJSON_Duplicate(c, 1));
+	}
+	pthread_mutex_unlock(&b->mu);
+	return arr;
+}
+
 unsigned bridge_peer_refusals(const struct bridge *b)
 {
 	return b ? b->peer_refusals : 0;

@@ -95,6 +95,13 @@ int bridge_failed(const struct bridge *b, char *stage, size_t sn, char *msg, siz
 /* The calls for the run's result (toolCalls); caller frees.  After stop. */
 cJSON *bridge_calls_json(const struct bridge *b);
 
+/* While it serves (a code-interpreter session's cells, sandbox.h): how
+ * many toolCalls entries are listed so far, and a copy of those from
+ * index `from` on; under the bridge's lock, so calls may go on.  NULL b:
+ * 0 and an empty array. */
+unsigned bridge_calls_listed(struct bridge *b);
+cJSON *bridge_calls_from(struct bridge *b, unsigned from);
+
 /* Connections refused at the peer check (peerRefusals): not the program's
  * calls, so neither in toolCalls nor counted against BRIDGE_MAX_CALLS.
  * 0 for NULL.  After stop. */

@@ -45,10 +45,9 @@ static void capture_keep(struct capture *c, const char *tmp, size_t r)
 	c->len += keep;
 }
 
-/* Read what is there; 0 at EOF (fd closed and set to -1), 1 otherwise.
- * Under c->lock, the close too: capture_drain() reads the fd from a
+/* Under c->lock, the close too: capture_drain() reads the fd from a
  * bridge thread. */
-static int capture_read(struct capture *c)
+int capture_read(struct capture *c)
 {
 	char tmp[16384];
 	ssize_t r;

@@ -35,6 +35,11 @@ struct capture {
  * call is told before the call. */
 void capture_drain(struct capture *c);
 
+/* Reads what is there into c (the rest dropped past max, the kept part
+ * tapped), under c->lock; 0 at EOF (fd closed and set to -1), 1
+ * otherwise.  The run's loop and a cell's (cell.h) both read through it. */
+int capture_read(struct capture *c);
+
 enum sup_end {
 	SUP_EXITED,     /* the executor ended by itself */
 	SUP_TIMED_OUT,

@@ -10,9 +10,9 @@ TOOLS="$SRC/examples/cafe/tools.yaml"
 
 # Help and version, for both binaries and every cordonc command.
 expect_rc 0 "$CORDONC" --help;   expect_out "usage: cordonc COMMAND"
-expect_rc 0 "$CORDONC" --version; expect_out "blob format 3.5"
+expect_rc 0 "$CORDONC" --version; expect_out "blob format 3.6"
 expect_rc 0 "$CORDON" --help;    expect_out "check-policy"
-expect_rc 0 "$CORDON" --version; expect_out "blob format 3.5"
+expect_rc 0 "$CORDON" --version; expect_out "blob format 3.6"
 for c in compile inspect verify keygen sign help; do
 	expect_rc 0 "$CORDONC" "$c" --help; expect_out "usage: cordonc $c"
 done

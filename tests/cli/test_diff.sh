@@ -194,6 +194,18 @@ pass "widenings and narrowings of limits, executor, mounts, seccomp, tools and a
 # Bad input.
 expect_rc 2 "$CORDONC" diff "$T/base.cpol"
 expect_rc 2 "$CORDONC" diff "$T/base.cpol" "$T/missing.cpol"; expect_err "missing.cpol"
+# Sessions (format 3.6): allowing them widens, and so does each larger limit.
+mk sess 's/analyst: { tools: \[report.fetch, mail.send\] }/analyst: { tools: [report.fetch, mail.send], session: { max_cells: 5, cpu: 10s } }/' ''
+expect_rc 1 "$CORDONC" diff "$T/base.cpol" "$T/sess.cpol"
+change widen "agents[analyst].session: false -> true"
+expect_rc 0 "$CORDONC" diff "$T/sess.cpol" "$T/base.cpol"
+change narrow "agents[analyst].session: true -> false"
+mk sess2 's/analyst: { tools: \[report.fetch, mail.send\] }/analyst: { tools: [report.fetch, mail.send], session: { max_cells: 9, cpu: 10s } }/' ''
+expect_rc 1 "$CORDONC" diff "$T/sess.cpol" "$T/sess2.cpol"
+change widen "agents[analyst].session.max_cells: 5 -> 9"
+expect_out "1 change: 1 widening"
+pass "sessions: allowed and their limits"
+
 head -c 100 "$T/base.cpol" >"$T/cut.cpol"
 expect_rc 2 "$CORDONC" diff "$T/cut.cpol" "$T/base.cpol"; expect_err "invalid policy blob"
 expect_rc 2 "$CORDONC" diff --bogus "$T/base.cpol" "$T/base.cpol"

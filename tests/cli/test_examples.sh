@@ -44,8 +44,11 @@ for app in "$SRC"/examples/*/app.yaml; do
 	ex=$(basename "$(dirname "$app")")
 	# reference/ shows every key and runs nothing (test_reference.sh).
 	[ "$ex" = reference ] && continue
+	prog="$(dirname "$app")/user_code.py"
+	# notebook/'s cells are in its client program (its README).
+	[ -e "$prog" ] || prog="$(dirname "$app")/notebook.py"
 	expect_rc 0 "$CORDONC" compile "$app" "$(dirname "$app")/tools.yaml" -o "$T/$ex.cpol"
-	expect_rc 0 $PY -c 'import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$(dirname "$app")/user_code.py"
+	expect_rc 0 $PY -c 'import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$prog"
 	n=$((n + 1))
 done
 [ "$n" -ge 3 ] || die "only $n examples found"

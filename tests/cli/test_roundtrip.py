@@ -238,6 +238,6 @@ lim_off = blobtool.table(raw)["limits"][0]
 refused("no workspace entries", [(lim_off + 92, struct.pack("<I", 0))], "limits.ws_entries", ["positive"])
 # A 2.x blob (80-byte tool records): refused by its version, both named.
 refused("previous major format", [(8, struct.pack("<HH", 2, 0))],
-        "header.major", ["format 2.0", "3.5"])
+        "header.major", ["format 2.0", "3.6"])
 print("ok   test_roundtrip.py: cafe compiles and loads back to what its YAML says; "
       "patched tool records, limits and a 2.0 header are refused by field")

@@ -44,6 +44,8 @@ usage "--body-timeout '0'" $ok --body-timeout 0
 usage "--inline-max 'k'" $ok --inline-max k
 usage "--retain-seconds '604801'" $ok --retain-seconds 604801
 usage "--grace '1.5'" $ok --grace 1.5
+usage "--max-sessions '0': a count from 1 to 4096" $ok --max-sessions 0
+usage "--max-sessions '4097'" $ok --max-sessions 4097
 usage "--work-dir 'rel': an absolute path" $ok --work-dir rel
 usage "unexpected argument 'extra'" $ok extra
 usage "" $ok --no-such-flag

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_serve_request.c - the POST /v1/executions body parser
- * (runtime/serve/exec_request.c): any input gives a request whose every
- * field holds its bound, or an error that says why; never a crash or a
- * leak.
+ * (runtime/serve/exec_request.c), and the same parser for a session's and
+ * a cell's body: any input gives a request whose every field holds its
+ * bound and whose keys are its kind's, or an error that says why; never a
+ * crash or a leak.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,27 +21,34 @@ static int input_name_bad(const char *s)
 	       strcmp(s, "main.py") == 0 || strcmp(s, "user_code.py") == 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One kind's parse of the input: a refusal says why and leaves nothing; a
+ * request holds every bound, and only the keys its kind takes. */
+static void check_kind(const uint8_t *data, size_t size, enum exec_request_kind kind)
 {
 	struct serve_exec_req rq;
 	char err[512];
 
-	if (exec_request_parse((const char *)data, size, &rq, err, sizeof(err)) != 0) {
+	if (exec_request_parse_kind((const char *)data, size, kind, &rq, err, sizeof(err)) != 0) {
 		if (memchr(err, '\0', sizeof(err)) == NULL || err[0] == '\0')
 			abort(); /* every refusal says why */
 		if (rq.app != NULL || rq.code != NULL || rq.ninputs != 0 || rq.context != NULL)
 			abort(); /* nothing left behind */
-		return 0;
+		return;
 	}
-	if (rq.app == NULL || !exec_request_name_ok(rq.app, EXEC_REQUEST_NAME_MAX))
+	if ((kind == EXEC_REQ_CELL) != (rq.app == NULL))
+		abort(); /* a cell names no app, the others must */
+	if (rq.app != NULL && !exec_request_name_ok(rq.app, EXEC_REQUEST_NAME_MAX))
 		abort();
-	if (rq.agent != NULL && !exec_request_name_ok(rq.agent, EXEC_REQUEST_NAME_MAX))
+	if (rq.agent != NULL && (kind == EXEC_REQ_CELL || !exec_request_name_ok(rq.agent, EXEC_REQUEST_NAME_MAX)))
 		abort();
-	if (rq.code == NULL || strlen(rq.code) != rq.code_len)
+	if (kind == EXEC_REQ_SESSION && rq.agent == NULL)
+		abort(); /* a session is held by an agent */
+	if ((kind == EXEC_REQ_SESSION) != (rq.code == NULL) || (rq.code != NULL && strlen(rq.code) != rq.code_len))
 		abort();
-	if (rq.request_id[0] != '\0' && !exec_request_name_ok(rq.request_id, SERVE_REQUEST_ID_MAX))
+	if (rq.request_id[0] != '\0' &&
+	    (kind == EXEC_REQ_SESSION || !exec_request_name_ok(rq.request_id, SERVE_REQUEST_ID_MAX)))
 		abort();
-	if (rq.ninputs > SANDBOX_MAX_INPUTS)
+	if (rq.ninputs > SANDBOX_MAX_INPUTS || (kind == EXEC_REQ_CELL && rq.ninputs != 0))
 		abort();
 	for (unsigned i = 0; i < rq.ninputs; i++) {
 		if (input_name_bad(rq.inputs[i].name) || (rq.inputs[i].len > 0 && rq.inputs[i].data == NULL))
@@ -51,6 +59,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rq.context != NULL && !cJSON_IsObject(rq.context))
 		abort();
+	/* a cell's context names who asks, nothing more */
+	for (const cJSON *k = kind == EXEC_REQ_CELL && rq.context ? rq.context->child : NULL; k != NULL; k = k->next)
+		if (strcmp(k->string, "tenant") != 0 && strcmp(k->string, "user") != 0)
+			abort();
 	serve_exec_req_free(&rq);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	check_kind(data, size, EXEC_REQ_EXECUTION);
+	check_kind(data, size, EXEC_REQ_SESSION);
+	check_kind(data, size, EXEC_REQ_CELL);
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# api.sh - cordon serve through real clients (test_api.py), in both modes
-# the runtime has.
+# api.sh - cordon serve through real clients (test_api.py), its streamed
+# executions (test_stream.py) and its code-interpreter sessions
+# (test_sessions.py), in both modes the runtime has.
 #
 #   BUILD=DIR SRC=DIR sh tests/serve/api.sh
 #
@@ -15,15 +16,15 @@ S="$SRC/tests/serve"
 PY=/usr/bin/python3
 rc=0
 
+# Each suite starts a server of its own.
+SUITES="test_api.py test_stream.py test_sessions.py"
+
 if [ "$(id -u)" -ne 0 ]; then
-	BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" rootless || rc=1
-	BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_stream.py" rootless || rc=1
+	for s in $SUITES; do BUILD="$BUILD" SRC="$SRC" "$PY" "$S/$s" rootless || rc=1; done
 	exit $rc
 fi
 
-BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_api.py" root || rc=1
-# Streamed executions (SSE, NDJSON): a server of its own.
-BUILD="$BUILD" SRC="$SRC" "$PY" "$S/test_stream.py" root || rc=1
+for s in $SUITES; do BUILD="$BUILD" SRC="$SRC" "$PY" "$S/$s" root || rc=1; done
 
 id cordon-test >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin cordon-test \
 	|| { echo "FAIL serve rootless setup: cannot create user cordon-test"; exit 1; }
@@ -31,13 +32,17 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 # The tree may sit where cordon-test cannot read (a private home): copy the
 # binaries and the parts of the tree the suite reads (the examples it
-# compiles, the shared harness, the OpenAPI document and its checker, the
+# compiles, the sessions suite's apps and the boundary attacks it runs as
+# cells, the shared harness, the OpenAPI document and its checker, the
 # Python client), readable by all, written by root only.
-mkdir -p "$T/bin" "$T/src/policies" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/src/docs" "$T/src/clients" || exit 1
+mkdir -p "$T/bin" "$T/src/policies" "$T/src/examples" "$T/src/tests/serve" "$T/src/tests/lib" "$T/src/docs" "$T/src/clients" \
+	"$T/src/tests/boundary" || exit 1
 cp "$BUILD/cordon" "$BUILD/cordonc" "$T/bin/" &&
 	cp "$SRC"/policies/*.policy "$T/src/policies/" &&
 	cp -R "$SRC/examples/cafe" "$SRC/examples/report" "$T/src/examples/" &&
-	cp "$S/test_api.py" "$S/test_stream.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
+	cp "$S/test_api.py" "$S/test_stream.py" "$S/test_sessions.py" "$S/openapi_check.py" "$T/src/tests/serve/" &&
+	cp -R "$S/sessions" "$T/src/tests/serve/" &&
+	cp -R "$SRC/tests/boundary/attacks" "$SRC/tests/boundary/blib.py" "$T/src/tests/boundary/" &&
 	cp "$SRC/tests/lib/harness.py" "$SRC/tests/lib/schema_check.py" "$T/src/tests/lib/" &&
 	cp -R "$SRC/docs/openapi.yaml" "$SRC/docs/schemas" "$T/src/docs/" && cp -R "$SRC/clients/python" "$T/src/clients/" ||
 	{ echo "FAIL serve rootless setup: cannot copy the tree"; exit 1; }
@@ -49,10 +54,9 @@ mkdir "$T/tmp" && chown cordon-test "$T/tmp" && chmod 700 "$T/tmp"
 cd "$T" || exit 1
 # A copied cordonc has no build-tree marker beside it (compiler/policy_home.h):
 # name the shipped profiles.
-env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
-	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_api.py" rootless ||
-	rc=1
-env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" SRC="$T/src" \
-	setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" "$T/src/tests/serve/test_stream.py" rootless ||
-	rc=1
+for s in $SUITES; do
+	env -u XDG_RUNTIME_DIR CORDON_POLICY_PATH="$T/src/policies" TMPDIR="$T/tmp" HOME="$T/tmp" BUILD="$T/bin" \
+		SRC="$T/src" setpriv --reuid=cordon-test --regid=cordon-test --clear-groups "$PY" \
+		"$T/src/tests/serve/$s" rootless || rc=1
+done
 exit $rc

@@ -69,6 +69,10 @@ class OpenAPI:
                 else:
                     rx += re.escape(p)
             self._routes.append((re.compile("^" + rx + "$"), template, item))
+        # A path that fits a template segment by segment is that template's,
+        # before one whose trailing parameter takes the rest
+        # (/v1/sessions/{id}/cells is not /v1/sessions/{id}).
+        self._routes.sort(key=lambda r: ".+" in r[0].pattern)
         self._validator_cls = jsonschema.validators.Draft202012Validator
         self._make_validator = self._validator_factory()
 

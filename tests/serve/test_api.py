@@ -1273,21 +1273,6 @@ class Tests:
             srv.kill()
 
 
-def finish(t, env, srv):
-    """The server stopped (its log's tail shown when a check failed), and
-    every server log free of sanitizer reports."""
-    if srv is not None:
-        if t.failed and srv.proc is not None:
-            print("---- %s log (last lines) ----\n" % srv.name + "\n".join(srv.log().splitlines()[-30:]))
-        srv.kill()
-    # A sanitizer build (make SAN=1) reports on stderr, which is the log.
-    for name in sorted(os.listdir(env.dir)):
-        if name.endswith(".log"):
-            with open(os.path.join(env.dir, name), errors="replace") as f:
-                bad = [ln for ln in f if any(x in ln for x in SANITIZER_SIGNS)]
-            t.check(not bad, "%s: no sanitizer report" % name, "".join(bad[:20]))
-
-
 def main(argv):
     mode = argv[1] if len(argv) > 1 else ("root" if os.geteuid() == 0 else "rootless")
     if not BUILD or not SRC:
@@ -1330,9 +1315,29 @@ def main(argv):
         t.fail("setup", traceback.format_exc())
     finally:
         finish(t, env, srv)
-        env.cleanup()
-    print("serve[%s]: %d passed, %d failed, %d skipped (%.0f s)" % (mode, t.passed, t.failed, t.skipped,
-                                                                     time.monotonic() - t0))
+    return summary(t, "serve", t0)
+
+
+def finish(t, env, srv):
+    """The end of a suite's run: the server's log shown on a failure, the
+    server killed, every log searched for a sanitizer's report, the
+    environment removed."""
+    if srv is not None:
+        if t.failed and srv.proc is not None:
+            print("---- %s log (last lines) ----\n" % srv.name + "\n".join(srv.log().splitlines()[-30:]))
+        srv.kill()
+    # A sanitizer build (make SAN=1) reports on stderr, which is the log.
+    for name in sorted(os.listdir(env.dir)):
+        if name.endswith(".log"):
+            with open(os.path.join(env.dir, name), errors="replace") as f:
+                bad = [ln for ln in f if any(x in ln for x in SANITIZER_SIGNS)]
+            t.check(not bad, "%s: no sanitizer report" % name, "".join(bad[:20]))
+    env.cleanup()
+
+
+def summary(t, label, t0):
+    print("%s[%s]: %d passed, %d failed, %d skipped (%.0f s)" % (label, t.mode, t.passed, t.failed, t.skipped,
+                                                                  time.monotonic() - t0))
     return 1 if t.failed else 0
 
 

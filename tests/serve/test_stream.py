@@ -366,10 +366,7 @@ def main(argv):
         t.fail("setup", traceback.format_exc())
     finally:
         A.finish(t, env, srv)
-        env.cleanup()
-    print("serve[%s/stream]: %d passed, %d failed, %d skipped (%.0f s)" % (mode, t.passed, t.failed, t.skipped,
-                                                                            time.monotonic() - t0))
-    return 1 if t.failed else 0
+    return A.summary(t, "serve", t0)
 
 
 if __name__ == "__main__":

@@ -254,9 +254,9 @@ static void build_rich(struct cpol_policy *p)
 	p->nagents = 3;
 	p->agents = arena_calloc(&p->arena, p->nagents, sizeof(*p->agents));
 	assert_non_null(p->agents);
-	p->agents[0] = (struct cpol_agent){ "analyst", mk_idx(p, 2, 1u, 2u), 2 };
-	p->agents[1] = (struct cpol_agent){ "assistant", mk_idx(p, 3, 0u, 1u, 2u), 3 };
-	p->agents[2] = (struct cpol_agent){ "viewer", NULL, 0 };
+	p->agents[0] = (struct cpol_agent){ "analyst", mk_idx(p, 2, 1u, 2u), 2, { 0 } };
+	p->agents[1] = (struct cpol_agent){ "assistant", mk_idx(p, 3, 0u, 1u, 2u), 3, { 0 } };
+	p->agents[2] = (struct cpol_agent){ "viewer", NULL, 0, { 0 } };
 
 	p->noutputs = 2;
 	p->outputs = arena_calloc(&p->arena, p->noutputs, sizeof(*p->outputs));
@@ -591,6 +591,18 @@ static const char *check_invariants(const struct cpol_policy *p)
 		return "cpu quota";
 	if (check_preload(p) != NULL)
 		return check_preload(p);
+	for (uint32_t i = 0; i < p->nagents; i++) {
+		const struct cpol_session *ss = &p->agents[i].session;
+
+		if (!(ss->flags & CPOL_AGT_F_SESSION) ?
+			    (ss->flags || ss->max_cells || ss->idle_ms || ss->life_ms || ss->cpu_ms || ss->ws_bytes) :
+			    (p->minor < CPOL_MINOR_SESSION || (ss->flags & ~CPOL_AGT_F_ALL) || !ss->max_cells ||
+			     ss->max_cells > CPOL_SESSION_MAX_CELLS || ss->life_ms < CPOL_SESSION_MIN_MS ||
+			     ss->life_ms > CPOL_SESSION_MAX_LIFE_MS || ss->idle_ms < CPOL_SESSION_MIN_MS ||
+			     ss->idle_ms > ss->life_ms || !ss->cpu_ms || !ss->ws_bytes ||
+			     ss->ws_bytes > CPOL_SESSION_MAX_WS_BYTES))
+			return "agent session";
+	}
 	if (l->mode > CPOL_MODE_LOCAL || p->exec.network > CPOL_NET_LOOPBACK ||
 	    (p->exec.flags & ~CPOL_EXE_F_ALL) || (p->exec.require & ~CPOL_LAYER_ALL))
 		return "executor enum or flags";
@@ -1998,6 +2010,126 @@ static void test_mutations(void **state)
 	free(orig);
 }
 
+/* ---- sessions (3.6) ----------------------------------------------------- */
+
+/* The rich policy with sessions for its first agent ("analyst"). */
+static void emit_sessions(uint8_t **blob, size_t *len)
+{
+	struct cpol_policy p;
+	struct blob_error err;
+
+	build_rich(&p);
+	p.agents[0].session = (struct cpol_session){ CPOL_AGT_F_SESSION, 7, 30000, 120000, 5000, 1u << 20 };
+	assert_int_equal(blob_emit(&p, blob, len, &err), 0);
+	policy_free(&p);
+}
+
+/* Agents' session limits: the 56-byte records and minor 6 only when some
+ * agent declares them, every field bounded, a record without the flag all
+ * zero, and every byte of the tails mutated (rehashed): refused, or loaded
+ * with the invariants holding. */
+static void test_sessions(void **state)
+{
+	struct cpol_policy q;
+	struct blob_error err;
+	uint8_t *blob, *r0, *r1;
+	size_t len;
+
+	(void)state;
+	emit_sessions(&blob, &len);
+	assert_int_equal(get_le(blob + CPOL_HDR_MINOR, 2), CPOL_MINOR_SESSION);
+	assert_int_equal(get_le(blob + CPOL_HEADER_SIZE + (CPOL_SEC_AGENTS - 1) * CPOL_SEC_ENT_BYTES +
+					CPOL_SEC_ENT_SIZE,
+				8),
+			 3 * CPOL_AGENT_SESSION_BYTES);
+	if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) != 0)
+		fail_msg("load: %s: %s", err.field, err.msg);
+	assert_string_equal(q.agents[0].name, "analyst");
+	assert_int_equal(q.agents[0].session.flags, CPOL_AGT_F_SESSION);
+	assert_int_equal(q.agents[0].session.max_cells, 7);
+	assert_int_equal(q.agents[0].session.idle_ms, 30000);
+	assert_int_equal(q.agents[0].session.life_ms, 120000);
+	assert_int_equal(q.agents[0].session.cpu_ms, 5000);
+	assert_int_equal(q.agents[0].session.ws_bytes, 1u << 20);
+	assert_int_equal(q.agents[1].session.flags, 0);
+	assert_null(check_invariants(&q));
+	policy_free(&q);
+
+	r0 = rec(blob, CPOL_SEC_AGENTS, 0, CPOL_AGENT_SESSION_BYTES);
+	r1 = rec(blob, CPOL_SEC_AGENTS, 1, CPOL_AGENT_SESSION_BYTES);
+	put_le(r0 + CPOL_AGT_SESSION_IDLE_MS, 8, 120001);
+	rehash(blob);
+	expect_field_msg(blob, len, "agents[0].session_idle_ms", "idle expiry is 120001 ms", "to the lifetime");
+	put_le(r0 + CPOL_AGT_SESSION_IDLE_MS, 8, 999);
+	rehash(blob);
+	expect_field(blob, len, "agents[0].session_idle_ms");
+	put_le(r0 + CPOL_AGT_SESSION_IDLE_MS, 8, 30000);
+	put_le(r0 + CPOL_AGT_SESSION_MAX_CELLS, 4, 0);
+	rehash(blob);
+	expect_field_msg(blob, len, "agents[0].session_max_cells", "run 0 cells", "");
+	put_le(r0 + CPOL_AGT_SESSION_MAX_CELLS, 4, 7);
+	put_le(r0 + CPOL_AGT_SESSION_LIFE_MS, 8, CPOL_SESSION_MAX_LIFE_MS + 1);
+	rehash(blob);
+	expect_field(blob, len, "agents[0].session_lifetime_ms");
+	put_le(r0 + CPOL_AGT_SESSION_LIFE_MS, 8, 120000);
+	put_le(r0 + CPOL_AGT_SESSION_CPU_MS, 8, 0);
+	rehash(blob);
+	expect_field(blob, len, "agents[0].session_cpu_ms");
+	put_le(r0 + CPOL_AGT_SESSION_CPU_MS, 8, 5000);
+	put_le(r0 + CPOL_AGT_SESSION_WS_BYTES, 8, 0);
+	rehash(blob);
+	expect_field(blob, len, "agents[0].session_workspace_bytes");
+	put_le(r0 + CPOL_AGT_SESSION_WS_BYTES, 8, 1u << 20);
+	put_le(r0 + CPOL_AGT_SESSION_FLAGS, 4, 3);
+	rehash(blob);
+	expect_field_msg(blob, len, "agents[0].session_flags", "Unknown session flag bits 0x2", "");
+	/* An agent without the flag holds no limit: one layout per meaning. */
+	put_le(r0 + CPOL_AGT_SESSION_FLAGS, 4, 1);
+	put_le(r1 + CPOL_AGT_SESSION_MAX_CELLS, 4, 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "agents[1].session", "holds no sessions", "");
+	put_le(r1 + CPOL_AGT_SESSION_MAX_CELLS, 4, 0);
+	/* Long records where no agent holds sessions are refused. */
+	put_le(r0 + CPOL_AGT_SESSION_FLAGS, 4, 0);
+	memset(r0 + CPOL_AGT_SESSION_MAX_CELLS, 0, CPOL_AGENT_SESSION_BYTES - CPOL_AGT_SESSION_MAX_CELLS);
+	rehash(blob);
+	expect_field_msg(blob, len, "agents[2].session_flags", "none holds sessions", "16-byte records");
+	free(blob);
+
+	/* A blob claiming 3.5 has only the 16-byte records. */
+	emit_sessions(&blob, &len);
+	put_le(blob + CPOL_HDR_MINOR, 2, CPOL_MINOR_SESSION - 1);
+	rehash(blob);
+	expect_field_msg(blob, len, "section[12].size", "168 bytes", "records of 16 bytes");
+	free(blob);
+
+	/* Every byte of every agent record, a few values each. */
+	emit_sessions(&blob, &len);
+	for (size_t off = sec_off(blob, CPOL_SEC_AGENTS); off < sec_off(blob, CPOL_SEC_AGENTS) + 3 * CPOL_AGENT_SESSION_BYTES;
+	     off++) {
+		static const uint8_t vals[] = { 0x00, 0x01, 0x02, 0x7f, 0x80, 0xff };
+		uint8_t was = blob[off];
+
+		for (size_t k = 0; k < sizeof(vals); k++) {
+			if (vals[k] == was)
+				continue;
+			blob[off] = vals[k];
+			rehash(blob);
+			if (blob_load(blob, len, BLOB_ANY_ARCH, &q, &err) == 0) {
+				const char *why = check_invariants(&q);
+
+				if (why != NULL)
+					fail_msg("agents byte %zu = 0x%02x loaded but breaks: %s", off, vals[k], why);
+			} else if (err.field[0] == '\0' || err.msg[0] == '\0') {
+				fail_msg("agents byte %zu = 0x%02x: error without field or message", off, vals[k]);
+			}
+			policy_free(&q);
+		}
+		blob[off] = was;
+	}
+	free(blob);
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 static void test_map_file(void **state)
@@ -2405,6 +2537,7 @@ int main(void)
 		cmocka_unit_test(test_signature_record),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_map_file),
 		cmocka_unit_test(test_provenance),
 		cmocka_unit_test(test_write_seeds),

@@ -52,6 +52,10 @@ struct engine {
 	unsigned last_ninputs;
 	int last_had_context;
 	char artifact_path[128];
+	/* sessions: the last call's route, id and who */
+	char last_session_call[16];
+	char last_session_id[64];
+	char last_tenant[32], last_user[32];
 };
 
 static int scope_sees(const struct serve_scope *sc, const char *app)
@@ -161,6 +165,76 @@ int engine_artifact(struct engine *e, const struct serve_scope *scope, const cha
 	assert_int_equal(fstat(*fd, &st), 0);
 	*size = (uint64_t)st.st_size;
 	return 200;
+}
+
+/* The fake sessions: "s1" exists (owned by tenant t, user u); every
+ * call records what reached it. */
+static void session_seen(struct engine *e, const char *call, const char *id, const char *tenant, const char *user)
+{
+	pthread_mutex_lock(&e->lock);
+	snprintf(e->last_session_call, sizeof(e->last_session_call), "%s", call);
+	snprintf(e->last_session_id, sizeof(e->last_session_id), "%s", id ? id : "");
+	snprintf(e->last_tenant, sizeof(e->last_tenant), "%s", tenant ? tenant : "-");
+	snprintf(e->last_user, sizeof(e->last_user), "%s", user ? user : "-");
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int session_answer(const char *id, const char *tenant, const char *user, cJSON **out, struct serve_err *err)
+{
+	if (strcmp(id, "s1") != 0 || tenant == NULL || strcmp(tenant, "t") != 0 || user == NULL || strcmp(user, "u") != 0)
+		return fake_err(err, 404, "unknown_session", "no such session", 0);
+	*out = cJSON_CreateObject();
+	cJSON_AddStringToObject(*out, "sessionId", id);
+	return 200;
+}
+
+static const char *ctx_get(const cJSON *ctx, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ctx, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int engine_session_create(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
+			  struct serve_err *err)
+{
+	(void)scope;
+	session_seen(e, "create", rq->agent, ctx_get(rq->context, "tenant"), ctx_get(rq->context, "user"));
+	serve_exec_req_free(rq);
+	*out = cJSON_CreateObject();
+	cJSON_AddStringToObject(*out, "sessionId", "s1");
+	(void)err;
+	return 201;
+}
+
+int engine_session_cell(struct engine *e, const struct serve_scope *scope, const char *id,
+			struct serve_exec_req *rq, cJSON **out, struct serve_err *err)
+{
+	int status;
+
+	(void)scope;
+	session_seen(e, "cell", id, ctx_get(rq->context, "tenant"), ctx_get(rq->context, "user"));
+	status = session_answer(id, ctx_get(rq->context, "tenant"), ctx_get(rq->context, "user"), out, err);
+	if (status == 200)
+		cJSON_AddStringToObject(*out, "stdout", rq->code);
+	serve_exec_req_free(rq);
+	return status;
+}
+
+int engine_session_get(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+		       const char *user, cJSON **out, struct serve_err *err)
+{
+	(void)scope;
+	session_seen(e, "get", id, tenant, user);
+	return session_answer(id, tenant, user, out, err);
+}
+
+int engine_session_delete(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,
+			  const char *user, cJSON **out, struct serve_err *err)
+{
+	(void)scope;
+	session_seen(e, "delete", id, tenant, user);
+	return session_answer(id, tenant, user, out, err);
 }
 
 int engine_ready(struct engine *e, cJSON **out)
@@ -531,6 +605,61 @@ static void test_http_not_found_and_method(void **state)
 	request(0, "DELETE", "/v1/executions/r1/cancel", NULL, NULL, &r);
 	assert_error(&r, 405, "method_not_allowed");
 	assert_string_equal(header(&r, "Allow"), "POST");
+	still_serving();
+}
+
+/* The session routes: each reaches its engine call with its body's kind
+ * checked (a session takes no code, a cell's context only names who
+ * asks), GET and DELETE with the query's tenant and user; one path, two
+ * methods, and the Allow of both. */
+static void test_http_sessions(void **state)
+{
+	struct resp r;
+
+	(void)state;
+	request(0, "POST", "/v1/sessions", JSON, "{\"app\":\"cafe\",\"agent\":\"a\",\"context\":{\"tenant\":\"t\"}}", &r);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(fx.e.last_session_call, "create");
+	assert_string_equal(fx.e.last_tenant, "t");
+	request(0, "POST", "/v1/sessions", JSON, "{\"app\":\"cafe\",\"agent\":\"a\",\"code\":\"1\"}", &r);
+	assert_error(&r, 400, "bad_request");
+	request(0, "POST", "/v1/sessions", JSON, "{\"app\":\"cafe\"}", &r);
+	assert_error(&r, 400, "bad_request");
+	request(0, "POST", "/v1/sessions", NULL, "{\"app\":\"cafe\",\"agent\":\"a\"}", &r);
+	assert_error(&r, 415, "unsupported_media_type");
+
+	request(0, "POST", "/v1/sessions/s1/cells", JSON, "{\"code\":\"x\",\"context\":{\"tenant\":\"t\",\"user\":\"u\"}}",
+		&r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"sessionId\":\"s1\",\"stdout\":\"x\"}");
+	request(0, "POST", "/v1/sessions/s1/cells", JSON, "{\"code\":\"x\",\"context\":{\"tenant\":\"t\"}}", &r);
+	assert_error(&r, 404, "unknown_session");
+	request(0, "POST", "/v1/sessions/s1/cells", JSON,
+		"{\"code\":\"x\",\"context\":{\"tenant\":\"t\",\"user\":\"u\",\"roles\":[\"admin\"]}}", &r);
+	assert_error(&r, 400, "bad_request");
+	assert_non_null(strstr(r.body, "names only who asks"));
+	request(0, "POST", "/v1/sessions/s1/cells", JSON, "{\"app\":\"cafe\",\"code\":\"x\"}", &r);
+	assert_error(&r, 400, "bad_request");
+
+	request(0, "GET", "/v1/sessions/s1?tenant=t&user=u", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(fx.e.last_session_call, "get");
+	request(0, "GET", "/v1/sessions/s1?tenant=t", NULL, NULL, &r);
+	assert_error(&r, 404, "unknown_session");
+	assert_string_equal(fx.e.last_user, "-");
+	request(0, "DELETE", "/v1/sessions/s1?user=u&tenant=t", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(fx.e.last_session_call, "delete");
+	request(0, "POST", "/v1/sessions/s1", JSON, "{}", &r);
+	assert_error(&r, 405, "method_not_allowed");
+	assert_string_equal(header(&r, "Allow"), "GET, DELETE");
+	request(0, "GET", "/v1/sessions/s1/cells", NULL, NULL, &r);
+	assert_error(&r, 405, "method_not_allowed");
+	assert_string_equal(header(&r, "Allow"), "POST");
+	request(0, "GET", "/v1/sessions/s1/cells/x", NULL, NULL, &r);
+	assert_error(&r, 404, "not_found");
+	request(0, "GET", "/v1/sessions/s%201", NULL, NULL, &r);
+	assert_error(&r, 404, "not_found");
 	still_serving();
 }
 
@@ -905,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_http_socket_mode),
 		cmocka_unit_test(test_http_routes),
 		cmocka_unit_test(test_http_not_found_and_method),
+		cmocka_unit_test(test_http_sessions),
 		cmocka_unit_test(test_http_tokens),
 		cmocka_unit_test(test_http_bad_bodies),
 		cmocka_unit_test(test_http_engine_statuses),

@@ -7,6 +7,9 @@
     caps = c.capabilities("cafe", "analyst")                 # description + tools (JSON Schema)
     r = c.execute("cafe", code, agent="analyst", inputs={"receipts.json": data})
     r.status, r.stdout, r.result, [a.content for a in r.artifacts]
+    with c.session("cafe", "analyst", context={"tenant": "acme", "user": "ana"}) as s:
+        s.run("import numpy as np; x = np.arange(10)")          # a code-interpreter session:
+        s.run("x.sum()").stdout                                   # '45\n': the globals persist
 
 The API is docs/openapi.yaml of the cordon repository; docs/serve.md is its
 prose.  Every answer outside 2xx raises a CordonError subclass carrying the
@@ -25,7 +28,7 @@ import socket
 import urllib.parse
 
 __all__ = [
-    "Client", "Result", "Artifact", "chat_tools",
+    "Client", "Result", "Artifact", "Session", "chat_tools",
     "CordonError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "Overloaded",
     "Unavailable", "ConnectionFailed",
 ]
@@ -68,7 +71,9 @@ class NotFound(CordonError):
 
 
 class Conflict(CordonError):
-    """409: an execution with this request id is already running."""
+    """409: an execution with this request id is already running; for a
+    session's cell, the session ended (code session_ended) or runs a cell
+    (cell_running)."""
 
 
 class _RetryAfter(CordonError):
@@ -205,6 +210,8 @@ class Result(dict):
     usage = property(lambda self: self.get("usage", {}))
     enforcement = property(lambda self: self.get("enforcement"))
     artifacts = property(lambda self: self._artifacts)
+    # A session's cell only: {"sessionId", "cell", "state", "endReason", "endMessage"}.
+    session = property(lambda self: self.get("session"))
 
     @property
     def succeeded(self):
@@ -216,6 +223,76 @@ class Result(dict):
             if a.path == path:
                 return a
         raise KeyError(path)
+
+
+class Session:
+    """A code-interpreter session of `cordon serve` (docs/serve.md,
+    "Sessions"): one sandbox whose interpreter runs each cell in the
+    globals the cells before it left.  Made by Client.session(); a context
+    manager that ends the session on exit.
+
+    run(code) answers every cell with a Result (status, stdout, stderr,
+    toolCalls, ...; .session says the cell's number and whether the session
+    goes on).  A cell that raised is a Result with status "failed" and the
+    session goes on; a cell that timed out or ended the interpreter ends
+    the session (result.session["state"] == "ended"), and a further run()
+    raises Conflict (session_ended).
+    """
+
+    def __init__(self, client, info, who):
+        self._client = client
+        self.info = info
+        self._who = who  # {"tenant", "user"} of the creating context: the session's owner
+
+    id = property(lambda self: self.info["sessionId"])
+    execution_id = property(lambda self: self.info.get("executionId"))
+    state = property(lambda self: self.info.get("state"))
+    ended = property(lambda self: self.info.get("state") == "ended")
+
+    def __repr__(self):
+        return "Session(%s, %s)" % (self.id, self.state)
+
+    def _query(self):
+        q = urllib.parse.urlencode(sorted(self._who.items()))
+        return "?" + q if q else ""
+
+    def run(self, code, request_id=None, timeout=None):
+        """POST /v1/sessions/{id}/cells: the cell's Result, whatever its status."""
+        if not isinstance(code, str):
+            raise TypeError("code must be str")
+        body = {"code": code}
+        if self._who:
+            body["context"] = dict(self._who)
+        if request_id is not None:
+            body["requestId"] = request_id
+        r = Result(self._client._json("POST", "/v1/sessions/%s/cells" % _seg(self.id), body, timeout),
+                   self._client)
+        cell = r.session or {}
+        self.info["cells"] = cell.get("cell", self.info.get("cells"))
+        if cell.get("state") == "ended":
+            self.info.update(state="ended", endReason=cell.get("endReason"), endMessage=cell.get("endMessage"))
+        return r
+
+    def refresh(self):
+        """GET /v1/sessions/{id}: the session's state now (also kept in .info)."""
+        self.info = self._client._json("GET", "/v1/sessions/%s%s" % (_seg(self.id), self._query()))
+        return self.info
+
+    def close(self):
+        """DELETE /v1/sessions/{id}: ends it (a running cell is cancelled);
+        the ended session, or None when the server has forgotten it."""
+        try:
+            self.info = self._client._json("DELETE", "/v1/sessions/%s%s" % (_seg(self.id), self._query()))
+        except NotFound:
+            return None
+        return self.info
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 def chat_tools(capabilities):
@@ -381,6 +458,20 @@ class Client:
             raise ConnectionFailed("POST /v1/executions: the stream ended before its result")
         finally:
             conn.close()
+
+    def session(self, app, agent, inputs=None, context=None, timeout=None):
+        """POST /v1/sessions: a Session of agent, which the policy must let
+        hold sessions (else Forbidden).  inputs: as execute()'s, in the
+        workspace before the first cell.  context: the request context of
+        the whole session; its tenant and user (with the token) own it, and
+        the Session names them on every later request."""
+        body = {"app": app, "agent": agent}
+        if inputs:
+            body["inputs"] = [_input(name, data) for name, data in inputs.items()]
+        if context is not None:
+            body["context"] = context
+        who = {k: context[k] for k in ("tenant", "user") if context and isinstance(context.get(k), str)}
+        return Session(self, self._json("POST", "/v1/sessions", body, timeout, ok=(201,)), who)
 
     def cancel(self, request_id):
         """POST /v1/executions/{request_id}/cancel: True once the server took

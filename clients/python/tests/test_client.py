@@ -2,7 +2,9 @@
 """cordon_client against a fake cordon serve (http.server), on a Unix socket
 and on TCP: every method, every error type, the bearer token, inputs as
 text and bytes, artifacts inline and fetched (and checked by sha256),
-cancel of a running execution.
+cancel of a running execution, code-interpreter sessions (create, cells,
+the owner's tenant and user on every request, close, the context manager,
+a cell after the end).
 
     /usr/bin/python3 -m unittest discover clients/python/tests
 
@@ -30,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import cordon_client  # noqa: E402
 from cordon_client import (BadRequest, Client, CordonError, Conflict, ConnectionFailed, Forbidden,  # noqa: E402
-                           NotFound, Overloaded, Unauthorized, Unavailable)
+                           NotFound, Overloaded, Session, Unauthorized, Unavailable)
 
 try:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "serve"))
@@ -92,6 +94,7 @@ class Fake:
         self.draining = False
         self.script = {}      # (method, path) -> (status, headers, body): an answer forced by a test
         self.n = 0
+        self.sessions = {}    # sessionId -> {"token", "tenant", "user", "cells", "end", "vars"}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -129,6 +132,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         (r"/v1/apps", "GET", "apps"), (r"/v1/apps/(?P<app>[^/]+)/agents/(?P<agent>[^/]+)", "GET", "caps"),
         (r"/v1/executions", "POST", "execute"), (r"/v1/executions/(?P<rid>[^/]+)/cancel", "POST", "cancel"),
         (r"/v1/executions/(?P<eid>[^/]+)/artifacts/(?P<name>.+)", "GET", "artifact"),
+        (r"/v1/sessions", "POST", "session_new"),
+        (r"/v1/sessions/(?P<sid>[0-9a-f]{32})(?:\?(?P<q>.*))?", "GET", "session_get"),
+        (r"/v1/sessions/(?P<sid>[0-9a-f]{32})(?:\?(?P<q>.*))?", "DELETE", "session_delete"),
+        (r"/v1/sessions/(?P<sid>[0-9a-f]{32})/cells", "POST", "cell"),
     ]
 
     def dispatch(self):
@@ -283,6 +290,94 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.error(404, "unknown_execution", "no running execution %s of yours" % rid)
         run[1].set()
         self.send(202, {"cancelled": True})
+
+    # ---- sessions: the fake "runs" a cell `NAME = VALUE` or `NAME` (its
+    # value shown), `raise`, and `exit` (the session ends) ----
+    def session_json(self, sid, s):
+        ended = s["end"] is not None
+        return {"sessionId": sid, "app": "cafe", "agent": "analyst", "executionId": sid, "state":
+                "ended" if ended else "idle", "warm": True, "cells": s["cells"], "cpuMs": 0,
+                "cpuSource": "cgroup-v2" if s["cells"] else "none", "workspaceBytes": 0, "ageMs": 1,
+                "expiresInMs": None if ended else 60000, "endReason": s["end"],
+                "endMessage": "ended: %s" % s["end"] if ended else None,
+                "limits": {"idleTimeoutMs": 60000, "lifetimeMs": 600000, "maxCells": 100, "cpuMs": 60000,
+                           "workspaceBytes": 1 << 20, "timeoutMs": 30000}}
+
+    def owned(self, scope, sid, tenant, user):
+        """The session sid when this caller owns it, else None (answered 404)."""
+        with self.fake.lock:
+            s = self.fake.sessions.get(sid)
+        if s is None or (s["token"], s["tenant"], s["user"]) != (scope[0], tenant, user):
+            self.error(404, "unknown_session", "no session of yours has id %s" % sid)
+            return None
+        return s
+
+    def who_query(self, q):
+        import urllib.parse
+        d = dict(urllib.parse.parse_qsl(q or ""))
+        return d.get("tenant"), d.get("user")
+
+    def do_session_new(self, scope, body):
+        req = json.loads(body)
+        if API is not None:
+            errs = API.check_request("POST", "/v1/sessions", req)
+            if errs:
+                return self.error(400, "bad_request", "; ".join(errs))
+        if req["agent"] != "analyst":
+            return self.error(403, "sessions_not_allowed", "agent %s may hold no session" % req["agent"])
+        if not self.in_scope(scope, req["app"]):
+            return
+        ctx = req.get("context") or {}
+        with self.fake.lock:
+            self.fake.n += 1
+            sid = "%032x" % self.fake.n
+            s = {"token": scope[0], "tenant": ctx.get("tenant"), "user": ctx.get("user"), "cells": 0, "end": None,
+                 "vars": {i["name"]: i.get("content") for i in req.get("inputs", [])}}
+            self.fake.sessions[sid] = s
+        self.send(201, self.session_json(sid, s))
+
+    def do_session_get(self, scope, body, sid, q=None):
+        s = self.owned(scope, sid, *self.who_query(q))
+        if s is not None:
+            self.send(200, self.session_json(sid, s))
+
+    def do_session_delete(self, scope, body, sid, q=None):
+        s = self.owned(scope, sid, *self.who_query(q))
+        if s is not None:
+            if s["end"] is None:
+                s["end"] = "deleted"
+            self.send(200, self.session_json(sid, s))
+
+    def do_cell(self, scope, body, sid):
+        req = json.loads(body)
+        if API is not None:
+            errs = API.check_request("POST", "/v1/sessions/%s/cells" % sid, req)
+            if errs:
+                return self.error(400, "bad_request", "; ".join(errs))
+        ctx = req.get("context") or {}
+        s = self.owned(scope, sid, ctx.get("tenant"), ctx.get("user"))
+        if s is None:
+            return
+        if s["end"] is not None:
+            return self.error(409, "session_ended", "the session ended (%s)" % s["end"])
+        s["cells"] += 1
+        code, status, out = req["code"], "succeeded", ""
+        if code == "exit":
+            s["end"] = "exited"
+        elif code == "raise":
+            status = "failed"
+        elif "=" in code:
+            k, v = code.split("=", 1)
+            s["vars"][k.strip()] = v.strip()
+        else:
+            out = "%s\n" % s["vars"].get(code.strip())
+        r = result_for({"app": "cafe", "agent": "analyst"}, sid, status, out)
+        if status == "failed":
+            r.update(exitCode=1, signal=None, error={"code": "program_failed", "message": "the cell raised"})
+        r["usage"]["cpuSource"] = "cgroup-v2"
+        r["session"] = {"sessionId": sid, "cell": s["cells"], "state": "ended" if s["end"] else "idle",
+                        "endReason": s["end"], "endMessage": "ended: %s" % s["end"] if s["end"] else None}
+        self.send(200, r)
 
     def do_artifact(self, scope, body, eid, name):
         files = self.fake.artifacts.get((eid, scope[0]), {})
@@ -529,6 +624,61 @@ class Base:
         self.assertEqual(self.last()[1], "/v1/apps/cafe/agents/..%2F..%2Fv1%2Fhealth")
         with self.assertRaises(ValueError):
             self.c.capabilities("cafe", "")
+
+    def test_session(self):
+        ctx = {"tenant": "acme", "user": "ana", "roles": ["analyst"]}
+        s = self.c.session("cafe", "analyst", inputs={"x.csv": "a,b\n"}, context=ctx)
+        self.assertIsInstance(s, Session)
+        method, path, _, body = self.last()
+        self.assertEqual((method, path), ("POST", "/v1/sessions"))
+        self.assertEqual(json.loads(body), {"app": "cafe", "agent": "analyst", "context": ctx,
+                                            "inputs": [{"name": "x.csv", "content": "a,b\n"}]})
+        self.assertEqual(s.state, "idle")
+        self.assertTrue(s.run("n = 42").succeeded)
+        # The cell names only who asks: the session keeps the rest.
+        self.assertEqual(json.loads(self.last()[3]), {"code": "n = 42", "context": {"tenant": "acme", "user": "ana"}})
+        r = s.run("n", request_id="cell-2")
+        self.assertEqual((r.stdout, r.session["cell"], r.session["state"]), ("42\n", 2, "idle"))
+        self.assertEqual(json.loads(self.last()[3])["requestId"], "cell-2")
+        r = s.run("raise")
+        self.assertEqual((r.status, r.exit_code, r.session["state"]), ("failed", 1, "idle"))
+        self.assertEqual(s.refresh()["cells"], 3)
+        self.assertIn("tenant=acme", self.last()[1])
+        self.assertIn("user=ana", self.last()[1])
+        r = s.run("exit")
+        self.assertEqual((r.session["state"], r.session["endReason"]), ("ended", "exited"))
+        self.assertTrue(s.ended)
+        with self.assertRaises(Conflict) as cm:
+            s.run("n")
+        self.assertEqual(cm.exception.code, "session_ended")
+        self.assertEqual(s.close()["endReason"], "exited")
+
+    def test_session_owner(self):
+        s = self.c.session("cafe", "analyst", context={"tenant": "acme", "user": "ana"})
+        other = Session(self.c, dict(s.info), {"tenant": "acme", "user": "bob"})
+        with self.assertRaises(NotFound):
+            other.run("n")
+        with self.assertRaises(NotFound):
+            other.refresh()
+        self.assertIsNone(other.close())  # forgotten, or another's: nothing to end
+        self.assertEqual(s.refresh()["state"], "idle")
+        anon = self.c.session("cafe", "analyst")
+        self.assertEqual(json.loads(self.last()[3]), {"app": "cafe", "agent": "analyst"})
+        anon.run("k = 1")
+        self.assertNotIn("context", json.loads(self.last()[3]))
+        self.assertEqual(anon.refresh()["state"], "idle")
+        self.assertNotIn("?", self.last()[1])
+
+    def test_session_context_manager(self):
+        with self.c.session("cafe", "analyst", context={"user": "ana"}) as s:
+            s.run("a = 1")
+        self.assertEqual(self.last()[0], "DELETE")
+        self.assertEqual(s.info["endReason"], "deleted")
+        with self.assertRaises(Forbidden) as cm:
+            self.c.session("cafe", "viewer")
+        self.assertEqual(cm.exception.code, "sessions_not_allowed")
+        with self.assertRaises(TypeError):
+            s.run(b"bytes")
 
     def test_bad_arguments(self):
         with self.assertRaises(TypeError):
