@@ -1273,40 +1273,54 @@ fail:
 	return -1;
 }
 
+/* The taps run under cap_lock (supervise.h), which guards sb->ev: a
+ * session's followers change cell by cell. */
 static void sb_tap_out(void *arg, const char *data, size_t len)
 {
 	struct sandbox *sb = arg;
 
-	sb->ev.output(sb->ev.arg, 1, data, len);
+	if (sb->ev.output != NULL)
+		sb->ev.output(sb->ev.arg, 1, data, len);
 }
 
 static void sb_tap_err(void *arg, const char *data, size_t len)
 {
 	struct sandbox *sb = arg;
 
-	sb->ev.output(sb->ev.arg, 2, data, len);
+	if (sb->ev.output != NULL)
+		sb->ev.output(sb->ev.arg, 2, data, len);
 }
 
 /* The output written before the call is in the pipes when the call
- * arrives: drained first, it is told first. */
+ * arrives: drained first, it is told first.  One step under the lock, so
+ * that a cell's end cannot clear the followers between the two. */
 static void sb_on_call(void *arg, const cJSON *entry)
 {
 	struct sandbox *sb = arg;
 
-	capture_drain(&sb->out);
-	capture_drain(&sb->err);
-	sb->ev.call(sb->ev.arg, entry);
+	pthread_mutex_lock(&sb->cap_lock);
+	if (sb->ev.call != NULL) {
+		capture_drain(&sb->out);
+		capture_drain(&sb->err);
+		sb->ev.call(sb->ev.arg, entry);
+	}
+	pthread_mutex_unlock(&sb->cap_lock);
 }
 
-/* Sets the followers of rq->events on the captures; 0, or -1 (no lock). */
+/* Sets the followers of rq->events on the captures, or for a session the
+ * lock and taps its cells' followers need (sandbox_cell()); 0, or -1 (no
+ * lock). */
 static int start_events(struct sandbox *sb, const struct sandbox_request *rq)
 {
-	if (rq->events == NULL || rq->events->output == NULL || rq->events->call == NULL)
+	int whole = rq->events != NULL && rq->events->output != NULL && rq->events->call != NULL;
+
+	if (!whole && rq->session_ms == 0)
 		return 0;
 	if (!sb->cap_lock_ok && pthread_mutex_init(&sb->cap_lock, NULL) != 0)
 		return -1;
 	sb->cap_lock_ok = 1;
-	sb->ev = *rq->events;
+	if (whole && rq->session_ms == 0)
+		sb->ev = *rq->events;
 	sb->out.lock = sb->err.lock = &sb->cap_lock;
 	sb->out.tap = sb_tap_out;
 	sb->err.tap = sb_tap_err;
@@ -1371,7 +1385,7 @@ int sandbox_start(struct sandbox *sb, const struct sandbox_request *rq)
 					 .tool_gid = sb->leases[1].gid,
 					 .tool_ids = !sb->h->rootless,
 					 .cg_host = &sb->h->cgh,
-					 .on_call = sb->ev.call != NULL ? sb_on_call : NULL,
+					 .on_call = sb->cap_lock_ok ? sb_on_call : NULL,
 					 .on_call_arg = sb };
 
 		/* Before the program may run: its first call must find the
@@ -2006,6 +2020,24 @@ static void cell_end_executor(struct sandbox *sb, const struct cell_out *co)
 		sb->so.end = SUP_WS_BREACH;
 }
 
+/* A cell's start (its captures emptied, its followers ev set; NULL: none)
+ * or end (start 0: none), under the lock the bridge's threads take to tell
+ * a call (sb_on_call()).  Past the end, what a thread the cell left
+ * writes or calls waits, untold, for the next cell. */
+static void cell_follow(struct sandbox *sb, int start, const struct sandbox_events *ev)
+{
+	pthread_mutex_lock(&sb->cap_lock);
+	if (start) {
+		sb->out.len = sb->err.len = 0;
+		sb->out.truncated = sb->err.truncated = 0;
+	}
+	if (start && ev != NULL)
+		sb->ev = *ev;
+	else
+		memset(&sb->ev, 0, sizeof(sb->ev));
+	pthread_mutex_unlock(&sb->cap_lock);
+}
+
 int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct sandbox_cell_opts *o,
 		 struct sandbox_cell_info *info)
 {
@@ -2023,8 +2055,7 @@ int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct 
 	}
 	if (len > sb->pol->limits.max_code_bytes)
 		return -1;
-	sb->out.len = sb->err.len = 0;
-	sb->out.truncated = sb->err.truncated = 0;
+	cell_follow(sb, 1, o->events);
 	sb->cancel_why[0] = '\0';
 	sb->cell.index++;
 	sb->cell.calls_from = bridge_calls_listed(sb->bridge);
@@ -2042,12 +2073,13 @@ int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct 
 				 .session_ws_max = o->ws_max_bytes,
 				 .cpu_now = o->cpu_max_ms ? sb_session_cpu_ms : NULL,
 				 .cpu_arg = sb,
-				 .cpu_max_ms = o->cpu_max_ms,
-				 .output = o->output,
-				 .output_arg = o->output_arg };
+				 .cpu_max_ms = o->cpu_max_ms };
+	if (sb->ev.started != NULL)
+		sb->ev.started(sb->ev.arg, sb->id);
 	if (cell_run(&cfg, code, len, &sb->out, &sb->err, &co, buf, sizeof(buf)) != 0) {
 		sb_fail(sb, "supervise", "%s", buf);
 		child_kill(sb);
+		cell_follow(sb, 0, NULL);
 		info->over = 1;
 		return -1;
 	}
@@ -2080,6 +2112,7 @@ int sandbox_cell(struct sandbox *sb, const char *code, size_t len, const struct 
 	info->cpu_total_ms = sb->cell.cpu_total_ms;
 	info->cpu_source = sb->cell.cpu_cgroup ? "cgroup-v2" : "proc";
 	info->ws_bytes = u.bytes;
+	cell_follow(sb, 0, NULL);
 	return 0;
 }
 

@@ -141,7 +141,8 @@ struct sandbox_request {
 	/* The request context (context.h), already parsed; ownership passes
 	 * to the sandbox, which sets the caller's pointer to NULL. */
 	cJSON **context;
-	/* NULL, or followed as it runs; borrowed until sandbox_wait() returns. */
+	/* NULL, or followed as it runs; borrowed until sandbox_wait() returns.
+	 * A session's cells are followed one by one (sandbox_cell_opts). */
 	const struct sandbox_events *events;
 	/* 0: run code once.  Else a code-interpreter session that may live
 	 * this long (ms): code is not run, the interpreter waits for cells
@@ -221,10 +222,12 @@ struct sandbox_cell_opts {
 	uint64_t timeout_ms;      /* the cell's timeout when shorter than the policy's; 0: the policy's */
 	uint64_t cpu_max_ms;      /* the session's CPU over every cell; 0: unbounded */
 	uint64_t ws_max_bytes;    /* the session's workspace bytes in use; 0: unbounded */
-	/* NULL, or told each part of the cell's output as it is kept (fd 1
-	 * or 2), from the calling thread. */
-	void (*output)(void *arg, int fd, const char *data, size_t len);
-	void *output_arg;
+	/* NULL, or this cell followed as it runs, as sandbox_request's events
+	 * follow a run: started once the cell is sent, its output, and the
+	 * tool calls the bridge decides until the cell ends (one a thread
+	 * the cell left makes later is in the next cell's toolCalls, not
+	 * told).  Borrowed until sandbox_cell() returns. */
+	const struct sandbox_events *events;
 };
 
 /* What the last cell did. */

@@ -726,8 +726,8 @@ static int admit(struct engine *e, struct serve_err *err)
 	}
 }
 
-/* A streamed execution's cancel (its reader left): the slot's, as
- * engine_cancel() does it. */
+/* A streamed execution's or cell's cancel (its reader left): the slot's,
+ * as engine_cancel() does it. */
 struct slot_ref {
 	struct engine *e;
 	struct exec_slot *slot;
@@ -740,6 +740,19 @@ static void slot_ref_cancel(void *ctx, const char *why)
 	pthread_mutex_lock(&r->e->mu);
 	slot_cancel(r->slot, why);
 	pthread_mutex_unlock(&r->e->mu);
+}
+
+/* Binds (slot) or unbinds (NULL) a streamed request's cancel; the ref
+ * lives on the caller's stack until it unbinds. */
+static void stream_bind(const struct serve_exec_req *rq, struct slot_ref *ref, struct exec_slot *slot)
+{
+	if (rq->stream == NULL || (slot == NULL && ref->slot == NULL))
+		return;
+	ref->slot = slot;
+	if (slot != NULL)
+		rq->stream->bind_cancel(rq->stream->events.arg, slot_ref_cancel, ref);
+	else
+		rq->stream->bind_cancel(rq->stream->events.arg, NULL, NULL);
 }
 
 int engine_execute(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
@@ -771,10 +784,7 @@ int engine_execute(struct engine *e, const struct serve_scope *scope, struct ser
 		goto out;
 	if ((status = slot_register(e, scope->token_index, rq->request_id, &slot, err)) != 200)
 		goto out;
-	if (rq->stream != NULL) {
-		sref.slot = slot;
-		rq->stream->bind_cancel(rq->stream->events.arg, slot_ref_cancel, &sref);
-	}
+	stream_bind(rq, &sref, slot);
 	if ((status = admit(e, err)) != 200)
 		goto out;
 	admitted = 1;
@@ -821,8 +831,7 @@ out:
 		metrics_running(e->metrics, running, queued);
 	}
 	cJSON_Delete(res);
-	if (sref.slot != NULL)
-		rq->stream->bind_cancel(rq->stream->events.arg, NULL, NULL);
+	stream_bind(rq, &sref, NULL);
 	slot_unregister(e, slot);
 	policy_entry_put(ent);
 	input_free(&x);
@@ -899,6 +908,7 @@ int engine_session_cell(struct engine *e, const struct serve_scope *scope, const
 			struct serve_exec_req *rq, cJSON **out, struct serve_err *err)
 {
 	struct session_who who = { scope->token_index, ctx_str(rq->context, "tenant"), ctx_str(rq->context, "user") };
+	struct slot_ref sref = { e, NULL };
 	struct exec_slot *slot = NULL;
 	unsigned running, queued;
 	int status, admitted = 0;
@@ -906,8 +916,10 @@ int engine_session_cell(struct engine *e, const struct serve_scope *scope, const
 	*out = NULL;
 	if ((status = session_enter(e, err)) != 200 ||
 	    (status = sessions_cell_check(e->sessions, &who, id, rq->code_len, err)) != 200 ||
-	    (status = slot_register(e, scope->token_index, rq->request_id, &slot, err)) != 200 ||
-	    (status = admit(e, err)) != 200)
+	    (status = slot_register(e, scope->token_index, rq->request_id, &slot, err)) != 200)
+		goto out;
+	stream_bind(rq, &sref, slot);
+	if ((status = admit(e, err)) != 200)
 		goto out;
 	admitted = 1;
 	status = sessions_cell(e->sessions, &who, id, rq, slot->cancel_fd, out, err);
@@ -926,6 +938,7 @@ out:
 		gate_leave(&e->gate, &running, &queued);
 		metrics_running(e->metrics, running, queued);
 	}
+	stream_bind(rq, &sref, NULL);
 	slot_unregister(e, slot);
 	inflight_done(e);
 	return status;

@@ -36,9 +36,10 @@ struct serve_err {
 	unsigned retry_after_s;  /* 429/503: the Retry-After header, 0 none */
 };
 
-/* A streamed execution (stream.h): the sandbox's followers, and where the
- * engine binds the execution's cancel while it may be cancelled: cancel
- * and ctx once registered, then (NULL, NULL) before the handle is gone. */
+/* A streamed execution or session cell (stream.h): the sandbox's
+ * followers, and where the engine binds its cancel while it may be
+ * cancelled: cancel and ctx once registered, then (NULL, NULL) before the
+ * handle is gone. */
 struct serve_stream_hooks {
 	struct sandbox_events events;
 	void (*bind_cancel)(void *arg, void (*cancel)(void *ctx, const char *why), void *ctx);
@@ -61,7 +62,7 @@ struct serve_exec_req {
 	struct sandbox_file inputs[SANDBOX_MAX_INPUTS]; /* names and data owned here */
 	unsigned ninputs;
 	cJSON *context;          /* context.h's shape, already validated; NULL none */
-	const struct serve_stream_hooks *stream; /* NULL: not streamed; borrowed */
+	const struct serve_stream_hooks *stream; /* NULL: not streamed; borrowed (an execution or a cell) */
 };
 void serve_exec_req_free(struct serve_exec_req *r);
 
@@ -103,6 +104,8 @@ int engine_artifact(struct engine *e, const struct serve_scope *scope, const cha
  * GET's and DELETE's tenant and user (NULL: none), must name the same. */
 int engine_session_create(struct engine *e, const struct serve_scope *scope, struct serve_exec_req *rq, cJSON **out,
 			  struct serve_err *err);
+/* A cell streamed (rq->stream) is cancelled, and so its session ended, by
+ * the stream's reader leaving, as a streamed execution is. */
 int engine_session_cell(struct engine *e, const struct serve_scope *scope, const char *id,
 			struct serve_exec_req *rq, cJSON **out, struct serve_err *err);
 int engine_session_get(struct engine *e, const struct serve_scope *scope, const char *id, const char *tenant,

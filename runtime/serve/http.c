@@ -586,16 +586,17 @@ static enum MHD_Result request_begin(struct http_listener *l, struct MHD_Connect
 	return reply_error(s, c, status, code, msg, 0, allow);
 }
 
-/* ---- streamed executions (stream.h) ----------------------------------- */
+/* ---- streamed executions and cells (stream.h) ------------------------ */
 
-/* The execution of a streamed request runs on a thread of its own, so
- * that its connection's thread can queue the streaming response as soon
- * as the program starts and then feed it. */
+/* The execution or cell of a streamed request runs on a thread of its
+ * own, so that its connection's thread can queue the streaming response
+ * as soon as the program (or cell) starts and then feed it. */
 struct stream_job {
 	struct http_server *s;
 	struct stream *st;           /* the job's reference */
 	struct serve_scope scope;    /* apps borrowed from the tokens, which outlive the server's threads */
 	struct serve_exec_req er;
+	char *session_id;            /* a cell of this session; NULL: an execution */
 };
 
 static void *stream_job_main(void *arg)
@@ -603,12 +604,15 @@ static void *stream_job_main(void *arg)
 	struct stream_job *j = arg;
 	struct serve_err err = { .code = "" };
 	cJSON *out = NULL;
-	int status = engine_execute(j->s->e, &j->scope, &j->er, &out, &err);
+	int status = j->session_id != NULL
+			     ? engine_session_cell(j->s->e, &j->scope, j->session_id, &j->er, &out, &err)
+			     : engine_execute(j->s->e, &j->scope, &j->er, &out, &err);
 
 	stream_finish(j->st, status, out, &err);
 	serve_exec_req_free(&j->er);
 	stream_unref(j->st);
 	atomic_fetch_sub(&j->s->active, 1);
+	free(j->session_id);
 	free(j);
 	return NULL;
 }
@@ -654,9 +658,10 @@ static int accept_stream(const char *v)
 	return -1;
 }
 
-/* er's contents move to the job whatever happens. */
+/* er's contents move to the job whatever happens.  session_id: a cell of
+ * that session (copied); NULL: an execution. */
 static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Connection *c, struct http_req *rq,
-					  struct serve_exec_req *er, enum stream_format f)
+					  struct serve_exec_req *er, enum stream_format f, const char *session_id)
 {
 	struct serve_err err = { .code = "" };
 	struct stream_job *j = calloc(1, sizeof(*j));
@@ -667,7 +672,8 @@ static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Conn
 	pthread_t t;
 	int status, started = 0;
 
-	if (j == NULL || r == NULL || st == NULL)
+	if (j == NULL || r == NULL || st == NULL ||
+	    (session_id != NULL && (j->session_id = strdup(session_id)) == NULL))
 		goto oom;
 	j->s = s;
 	j->st = st;
@@ -686,6 +692,7 @@ static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Conn
 		atomic_fetch_sub(&s->active, 1);
 		stream_unref(st);
 		serve_exec_req_free(&j->er);
+		free(j->session_id);
 		goto oom;
 	}
 	j = NULL; /* the thread's */
@@ -711,6 +718,8 @@ static enum MHD_Result handle_exec_stream(struct http_server *s, struct MHD_Conn
 	MHD->add_response_header(resp, "X-Accel-Buffering", "no");
 	return queue(s, c, 200, resp);
 oom:
+	if (j != NULL)
+		free(j->session_id);
 	free(j);
 	free(r);
 	stream_unref(st);
@@ -734,7 +743,7 @@ static enum MHD_Result handle_exec(struct http_server *s, struct MHD_Connection 
 		return reply_error(s, c, 403, "forbidden", "the token is not scoped to this app", 0, NULL);
 	}
 	if (f >= 0)
-		return handle_exec_stream(s, c, rq, &er, (enum stream_format)f);
+		return handle_exec_stream(s, c, rq, &er, (enum stream_format)f, NULL);
 	status = engine_execute(s->e, &rq->scope, &er, &out, &err);
 	/* The engine took the contents; what is left (if anything) is ours. */
 	serve_exec_req_free(&er);
@@ -765,10 +774,13 @@ static enum MHD_Result handle_artifact(struct http_server *s, struct MHD_Connect
 }
 
 /* POST /v1/sessions and POST /v1/sessions/{id}/cells: bodies of the
- * execution's shape (exec_request.h, each kind its own keys). */
+ * execution's shape (exec_request.h, each kind its own keys).  A cell is
+ * streamed on the same Accept as an execution; a session's creation runs
+ * no code and is never streamed. */
 static enum MHD_Result handle_session_post(struct http_server *s, struct MHD_Connection *c, struct http_req *rq)
 {
 	enum exec_request_kind kind = rq->route == R_SESSIONS ? EXEC_REQ_SESSION : EXEC_REQ_CELL;
+	int f = accept_stream(MHD->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	struct serve_exec_req er;
 	struct serve_err err = { .code = "" };
 	cJSON *out = NULL;
@@ -781,6 +793,8 @@ static enum MHD_Result handle_session_post(struct http_server *s, struct MHD_Con
 		serve_exec_req_free(&er);
 		return reply_error(s, c, 403, "forbidden", "the token is not scoped to this app", 0, NULL);
 	}
+	if (kind == EXEC_REQ_CELL && f >= 0)
+		return handle_exec_stream(s, c, rq, &er, (enum stream_format)f, rq->p1);
 	if (kind == EXEC_REQ_SESSION)
 		status = engine_session_create(s->e, &rq->scope, &er, &out, &err);
 	else

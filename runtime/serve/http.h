@@ -8,10 +8,10 @@
  *   http_start()    creates the listeners and starts serving: one thread
  *                   per connection (engine_execute() blocks for the whole
  *                   execution), plus a watchdog thread that cuts slow
- *                   clients.  A streamed execution (Accept: SSE or
- *                   NDJSON, stream.h) runs on a thread of its own while
- *                   its connection's thread feeds the events from the
- *                   stream's buffer.  Fails with nothing left behind.
+ *                   clients.  A streamed execution or session cell
+ *                   (Accept: SSE or NDJSON, stream.h) runs on a thread
+ *                   of its own while its connection's thread feeds the
+ *                   events from the stream's buffer.  Fails with nothing left behind.
  *   http_quiesce()  stops accepting: the listening sockets are closed (the
  *                   Unix socket's path stays until http_stop()); open
  *                   connections are served, with "Connection: close".

@@ -35,6 +35,7 @@ struct cell_job {
 	const char *code;
 	size_t len;
 	int cancel_fd;
+	const struct sandbox_events *events; /* NULL: not streamed */
 	const char *why;         /* set by who cancels it; static text */
 	cJSON *res;              /* the answer, once done */
 	int done;
@@ -342,7 +343,8 @@ static cJSON *session_run_cell(struct session *s, struct pool_item *it, struct c
 	struct sandbox_cell_opts co = { .cancel_fd = job->cancel_fd,
 					.timeout_ms = life_end > now ? (life_end - now) / 1000 : 1,
 					.cpu_max_ms = s->lim.cpu_ms,
-					.ws_max_bytes = s->lim.ws_bytes };
+					.ws_max_bytes = s->lim.ws_bytes,
+					.events = job->events };
 	const char *why;
 
 	pool_running(s->ss->o.pool, +1);
@@ -612,7 +614,8 @@ int sessions_cell_check(struct sessions *ss, const struct session_who *who, cons
 int sessions_cell(struct sessions *ss, const struct session_who *who, const char *id, struct serve_exec_req *rq,
 		  int cancel_fd, cJSON **out, struct serve_err *err)
 {
-	struct cell_job job = { rq->code, rq->code_len, cancel_fd, NULL, NULL, 0 };
+	struct cell_job job = { rq->code, rq->code_len, cancel_fd, rq->stream != NULL ? &rq->stream->events : NULL,
+				NULL, NULL, 0 };
 	struct session *s;
 	int status;
 

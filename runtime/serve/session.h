@@ -94,7 +94,9 @@ int sessions_cell_check(struct sessions *ss, const struct session_who *who, cons
 /* POST /v1/sessions/{id}/cells: runs the cell to its end.  200 with its
  * result (the execution's shape, with "session": id, cell, state, end)
  * whatever its status; else as sessions_cell_check().  cancel_fd: -1, or
- * readable = cancel the cell (which ends the session).  Takes rq's code. */
+ * readable = cancel the cell (which ends the session).  rq->stream: NULL,
+ * or the cell followed as it runs (its events, from the session's thread
+ * and the bridge's).  Takes rq's code. */
 int sessions_cell(struct sessions *ss, const struct session_who *who, const char *id, struct serve_exec_req *rq,
 		  int cancel_fd, cJSON **out, struct serve_err *err);
 

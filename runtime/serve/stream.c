@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * stream.c - one execution's event sink (stream.h).
+ * stream.c - one execution's or cell's event sink (stream.h).
  *
  * Events are serialised when they happen, on the producer's thread, into
  * a queue of text the reader drains; the queue's bound is checked before

@@ -29,9 +29,9 @@
  * the result's stdout and stderr.
  *
  * Reuse: nothing here knows what an execution is beyond the callbacks of
- * sandbox_events (on sandbox_request) and a cancel to bind, so a
- * code-interpreter cell can be streamed by the same code: a sink per cell,
- * its hooks on the cell's request, stream_finish() with the cell's result.
+ * sandbox_events and a cancel to bind, so a code-interpreter cell is
+ * streamed by the same code: a sink per cell, its hooks on the cell's
+ * request (sandbox_cell_opts), stream_finish() with the cell's result.
  *
  * Threads: every call is thread-safe.  A stream is reference counted: new
  * gives one reference (the reader's), stream_ref() another (the

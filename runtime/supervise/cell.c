@@ -100,20 +100,9 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* What the pipe holds, kept and told; 0 at EOF (the fd closed). */
-static int cell_capture(const struct cell_cfg *cfg, struct capture *c, int fd_no)
-{
-	size_t before = c->len;
-	int open_ = capture_read(c);
-
-	if (cfg->output != NULL && c->len > before)
-		cfg->output(cfg->output_arg, fd_no, c->buf + before, c->len - before);
-	return open_;
-}
-
 /* Reads both pipes until they are empty: what the cell wrote before its
  * status byte is there already. */
-static void cell_drain(const struct cell_cfg *cfg, struct capture *out, struct capture *err)
+static void cell_drain(struct capture *out, struct capture *err)
 {
 	for (int more = 1; more;) {
 		struct pollfd pfd[2] = { { .fd = out->fd, .events = POLLIN }, { .fd = err->fd, .events = POLLIN } };
@@ -122,9 +111,9 @@ static void cell_drain(const struct cell_cfg *cfg, struct capture *out, struct c
 		if (poll(pfd, 2, 0) <= 0)
 			break;
 		if (pfd[0].revents && out->fd >= 0)
-			more |= cell_capture(cfg, out, 1) && (pfd[0].revents & POLLIN);
+			more |= capture_read(out) && (pfd[0].revents & POLLIN);
 		if (pfd[1].revents && err->fd >= 0)
-			more |= cell_capture(cfg, err, 2) && (pfd[1].revents & POLLIN);
+			more |= capture_read(err) && (pfd[1].revents & POLLIN);
 	}
 }
 
@@ -162,7 +151,7 @@ static enum cell_end cell_eof(const struct cell_cfg *cfg, struct capture *out, s
 
 		if (poll(&p, 1, 20) > 0)
 			return CELL_EXITED;
-		cell_drain(cfg, out, err);
+		cell_drain(out, err);
 	}
 	return CELL_BROKEN;
 }
@@ -214,15 +203,15 @@ int cell_run(const struct cell_cfg *cfg, const char *code, size_t len, struct ca
 			return -1;
 		}
 		if (pfd[3].revents && out->fd >= 0)
-			cell_capture(cfg, out, 1);
+			capture_read(out);
 		if (pfd[4].revents && err->fd >= 0)
-			cell_capture(cfg, err, 2);
+			capture_read(err);
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			res->end = CELL_CANCELLED;
 			break;
 		}
 		if (pfd[0].revents) {
-			cell_drain(cfg, out, err);
+			cell_drain(out, err);
 			res->end = CELL_EXITED;
 			break;
 		}
@@ -255,7 +244,7 @@ int cell_run(const struct cell_cfg *cfg, const char *code, size_t len, struct ca
 				   : st == CELL_RAISED_BYTE ? CELL_RAISED
 				   : CELL_BROKEN;
 			if (cell_end_continues(res->end)) {
-				cell_drain(cfg, out, err);
+				cell_drain(out, err);
 				/* The last count catches a fill faster than
 				 * one interval, and CPU spent since. */
 				if ((chk = cell_check(cfg, res)) != CELL_DONE)

@@ -76,10 +76,6 @@ struct cell_cfg {
 	int (*cpu_now)(void *arg, uint64_t *ms);
 	void *cpu_arg;
 	uint64_t cpu_max_ms;
-	/* NULL, or told each part of the output as it is kept (fd 1 or 2),
-	 * from this thread: a stream's sink. */
-	void (*output)(void *arg, int fd, const char *data, size_t len);
-	void *output_arg;
 };
 
 struct cell_out {
@@ -92,7 +88,8 @@ struct cell_out {
 /*
  * Sends the cell and follows it until its status byte (then reads the
  * capture pipes until they are empty) or an end that is not the cell's
- * own.  Kills nothing: on an end but DONE and RAISED the caller ends the
+ * own.  The output is read through capture_read() (supervise.h), so a
+ * capture's tap is told each part as it is kept, from this thread.  Kills nothing: on an end but DONE and RAISED the caller ends the
  * executor (sandbox.h).  Returns 0, or -1 with msg when the supervisor
  * itself failed (poll).
  */

@@ -74,9 +74,6 @@ void capture_drain(struct capture *c)
 	char tmp[16384];
 	int avail = 0;
 
-	if (c->lock == NULL)
-		return; /* nobody taps it from another thread */
-	pthread_mutex_lock(c->lock);
 	while (c->fd >= 0 && ioctl(c->fd, FIONREAD, &avail) == 0 && avail > 0) {
 		ssize_t r = read(c->fd, tmp, sizeof(tmp));
 
@@ -84,7 +81,6 @@ void capture_drain(struct capture *c)
 			break; /* EOF is the loop's to see and close */
 		capture_keep(c, tmp, (size_t)r);
 	}
-	pthread_mutex_unlock(c->lock);
 }
 
 static int ws_breached(const struct supervise_cfg *cfg, struct supervise_out *res)

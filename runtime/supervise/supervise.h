@@ -30,7 +30,8 @@ struct capture {
 };
 
 /* Reads what the pipe holds now (FIONREAD), keeping and tapping it as the
- * supervisor's loop would, under c->lock; never closes the fd.  A tool
+ * supervisor's loop would; the caller holds c->lock (so that it can drain
+ * both pipes and tell the call as one step); never closes the fd.  A tool
  * call's event calls it first, so the output the program wrote before the
  * call is told before the call. */
 void capture_drain(struct capture *c);

@@ -5,11 +5,11 @@ server it starts (docs/serve.md, "Sessions").
 
     BUILD=DIR SRC=DIR /usr/bin/python3 tests/serve/test_sessions.py root|rootless
 
-sessions.sh runs it as root, then again as the unprivileged user
-cordon-test.  The server holds two apps compiled from tests/serve/sessions/
+api.sh runs it as root, then again as the unprivileged user
+cordon-test.  The server holds three apps compiled from tests/serve/sessions/
 (nb: agents with small session limits and a tool with a budget; nbquick: a
-2 s cell timeout) and listens on a Unix socket and on loopback TCP with two
-tokens.
+2 s cell timeout; nbstream: a 4m capture bound for streamed cells) and
+listens on a Unix socket and on loopback TCP with two tokens.
 
 The checks: a session through curl and through the Python client (every
 answer held to docs/openapi.yaml; state kept across cells, the last
@@ -21,7 +21,11 @@ session, not per cell; idle expiry; the lifetime ending inside a cell; the
 cell limit; a cell killed at its timeout ends the session; the CPU bound;
 the workspace bound; sys.exit() ends it; DELETE cancels a running cell;
 boundary attacks (tests/boundary/attacks) run as cells are stopped by the
-same layer as the same attack run once; metrics; and SIGTERM ends every
+same layer as the same attack run once; streamed cells (SSE and NDJSON:
+order of output and tool calls, errors before the start as JSON, the
+capture bound, a slow reader that never holds the cell back and gets the
+result, a reader that leaves ending the session, Session.stream());
+metrics; and SIGTERM ends every
 session, none survives a restart.  No assertion is on a duration: a wait
 polls until the state it waits for, bounded only so a broken server does
 not hang the suite.
@@ -39,7 +43,9 @@ BUILD = os.environ.get("BUILD", "")
 SRC = os.environ.get("SRC", "")
 sys.path.insert(0, os.path.join(SRC, "tests", "serve"))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+import schema_check  # noqa: E402
 import test_api  # noqa: E402  (the API suite's server, targets and checks)
+import test_stream  # noqa: E402  (a stream read raw, its events parsed)
 from harness import alive, cgroup_dirs, wait_until  # noqa: E402
 from test_api import (TOKEN_A, TOKEN_B, Background, Server, Suite, Target, free_port, load_client,  # noqa: E402
                       load_openapi)
@@ -61,6 +67,7 @@ class Env(test_api.Env):
         tools = os.path.join(HERE, "tools.yaml")
         self.compile(os.path.join(HERE, "app.yaml"), tools, os.path.join(self.policies, "nb.cpol"))
         self.compile(os.path.join(HERE, "quick.yaml"), tools, os.path.join(self.policies, "nbquick.cpol"))
+        self.compile(os.path.join(HERE, "stream.yaml"), tools, os.path.join(self.policies, "nbstream.cpol"))
 
 
 class Tests:
@@ -375,6 +382,180 @@ class Tests:
                          "once: %s %s\ncell: %s %s" % (once.get("status"), a, cell.get("status"), b))
             self.delete(sid)
 
+    # ---- streamed cells (docs/serve.md, "Streaming") --------------------------
+    def stream_cell(self, sid, code, fmt, who=WHO, **kw):
+        """One cell asked as a stream: (status, headers, events, problems,
+        raw); the answer held to docs/openapi.yaml (unless cut short) and
+        each event to stream-event.schema.json, a result to result's."""
+        body = {"code": code}
+        if who is not None:
+            body["context"] = who
+        accept = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
+        path = "/v1/sessions/%s/cells" % sid
+        status, headers, raw = test_stream.raw_stream(self.srv.sock, body, accept, path=path, timeout=120, **kw)
+        probs = [] if "close_after" in kw else list(self.api.check_response("POST", path, status, raw, headers))
+        evs, bad = test_stream.parse(raw, fmt) if status == 200 else ([], [])
+        probs += bad
+        for i, ev in enumerate(evs):
+            probs += ["event %d (%s): %s" % (i, ev.get("type"), e) for e in schema_check.check("stream-event", ev)]
+            if ev.get("type") == "result":
+                probs += ["the result: %s" % e for e in schema_check.check("result", dict(ev["result"]))]
+        return status, headers, evs, probs, raw
+
+    def stream_order(self):
+        """A cell streamed as an execution is: start, its output and tool
+        calls in the order the cell made them, its result last (with
+        session); what it leaves in the globals is the next cell's."""
+        code = ("from cordon_tools import ToolError, tool_call\nimport sys\nprint('line 0', flush=True)\n"
+                "try:\n    tool_call('note.echo', {})\nexcept ToolError:\n    pass\n"
+                "print('line 1', flush=True)\ntool_call('note.echo', {'text': 'hi'})\n"
+                "print('to stderr', file=sys.stderr)\nkept = base + 1\nkept")
+        for fmt in ("ndjson", "sse"):
+            what = "stream %s" % fmt
+            sid = self.create(app="nbstream")
+            if not self.t.check(sid is not None, "%s: a session of nbstream" % what):
+                continue
+            self.cell(sid, "base = 41")
+            status, headers, evs, probs, raw = self.stream_cell(sid, code, fmt)
+            if not self.t.check(status == 200 and evs, "%s: 200 with events" % what, raw[:400]):
+                continue
+            want_ct = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
+            self.t.check(headers.get("content-type") == want_ct, "%s: Content-Type %s" % (what, want_ct), headers)
+            self.t.check(not probs, "%s: the answer fits docs/openapi.yaml, each event its schema" % what,
+                         "\n".join(probs[:10]))
+            types = [e["type"] for e in evs]
+            self.t.check(types[:1] == ["start"] and types[-1:] == ["result"] and types.count("start") == 1
+                         and types.count("result") == 1, "%s: one start first, one result last" % what, types)
+            res = evs[-1].get("result", {})
+            info = self.get(sid).json()
+            self.t.check(evs[0].get("executionId") == res.get("executionId") == info.get("executionId"),
+                         "%s: start names the session's execution, as the result does" % what,
+                         (evs[0], res.get("executionId"), info.get("executionId")))
+            out = "".join(e["text"] for e in evs if e["type"] == "stdout")
+            err = "".join(e["text"] for e in evs if e["type"] == "stderr")
+            self.t.check(out == res.get("stdout") and err == res.get("stderr") and res.get("stdout", "").endswith("42\n"),
+                         "%s: the chunks joined == the cell's stdout and stderr (its last expression shown)" % what,
+                         (out, err, res.get("stdout"), res.get("stderr")))
+            seq = test_stream.sequence(evs, lambda c: "%s:%s" % (c.get("tool"), c.get("decision")))
+            want = ["out:line 0", "call:note.echo:denied", "out:line 1", "call:note.echo:allowed", "out:42"]
+            self.t.check(seq == want, "%s: output and tool calls in the order the cell made them" % what,
+                         "%s\n%s" % (seq, want))
+            calls = [e["call"] for e in evs if e["type"] == "toolCall"]
+            self.t.check(calls == res.get("toolCalls"), "%s: toolCall events == the cell's toolCalls" % what,
+                         (calls, res.get("toolCalls")))
+            self.t.check(res.get("status") == "succeeded" and res.get("session", {}).get("cell") == 2
+                         and res["session"].get("state") == "idle",
+                         "%s: the result is the cell's (succeeded, cell 2, the session idle)" % what, res.get("session"))
+            r = self.cell(sid, "print(kept, base)")
+            self.t.check(r.get("stdout") == "42 41\n" and r.get("session", {}).get("cell") == 3,
+                         "%s: the next (plain) cell sees what the streamed one left" % what, r)
+            self.delete(sid)
+
+    def stream_errors(self):
+        """What is refused before a cell starts is a plain JSON error, never
+        a stream: an unknown session, another user's, an ended one."""
+        sid = self.create()
+        cases = [("0" * 32, WHO, 404, "unknown_session", "an unknown session"),
+                 (sid, {"tenant": "acme", "user": "bob"}, 404, "unknown_session", "another user's session")]
+        for fmt in ("ndjson", "sse"):
+            for s, who, want, code, desc in cases:
+                status, headers, _, probs, raw = self.stream_cell(s, "1", fmt, who=who)
+                body = json.loads(raw) if headers.get("content-type") == "application/json" else {}
+                self.t.check(status == want and body.get("error", {}).get("code") == code and not probs,
+                             "stream %s: %s is %d %s as JSON" % (fmt, desc, want, code), raw[:300])
+        self.delete(sid)
+        status, headers, _, probs, raw = self.stream_cell(sid, "1", "sse")
+        body = json.loads(raw) if headers.get("content-type") == "application/json" else {}
+        self.t.check(status == 409 and body.get("error", {}).get("code") == "session_ended" and not probs,
+                     "stream: a cell of an ended session is 409 session_ended as JSON", raw[:300])
+
+    def stream_bounds(self):
+        """nb's capture bound is 64k: a cell printing four times that
+        streams no more than the bound, in chunks of at most 4096 bytes."""
+        sid = self.create()
+        code = "import sys\nfor i in range(4096):\n    sys.stdout.write('x' * 63 + '\\n')\n"
+        status, _, evs, probs, raw = self.stream_cell(sid, code, "ndjson")
+        if not self.t.check(status == 200 and evs and not probs, "stream bounds: 200, events that fit their schema",
+                            "\n".join(probs[:5]) + repr(raw[:300])):
+            return
+        res = evs[-1].get("result", {})
+        out = "".join(e["text"] for e in evs if e["type"] == "stdout")
+        self.t.check(out == res.get("stdout") and len(out) == 64 * 1024 and res.get("truncated", {}).get("stdout"),
+                     "stream bounds: the streamed stdout stops at the capture bound, the result says truncated",
+                     (len(out), len(res.get("stdout", "")), res.get("truncated")))
+        self.t.check(max(len(e["text"]) for e in evs if e["type"] == "stdout") <= 4096,
+                     "stream bounds: every chunk is at most 4096 bytes")
+        self.delete(sid)
+
+    def stream_slow_reader(self):
+        """A reader that pauses never holds the cell back: while it reads
+        nothing the cell ends (GET shows the session idle again), the chunks
+        that did not fit the stream's buffer are dropped with a marker, and
+        the result still comes, last, with all of the output."""
+        sid = self.create(app="nbstream")
+        code = ("import sys\nfor i in range(768):\n    sys.stdout.write(('%05d' % i) * 819 + '\\n')\n"
+                "    sys.stdout.flush()\n")
+        seen = {}
+
+        def paused():
+            def done():
+                r = self.get(sid)
+                return r.status == 200 and r.json()["state"] == "idle" and r.json()["cells"] == 1
+            seen["idle"] = wait_until(done, WAIT, 0.1) is True
+        status, _, evs, probs, raw = self.stream_cell(sid, code, "ndjson", read_first=1, paused=paused)
+        if not self.t.check(status == 200 and evs and not probs, "slow reader: 200, events that fit their schema",
+                            "\n".join(probs[:5]) + repr(raw[:300])):
+            return
+        self.t.check(seen.get("idle"), "slow reader: the cell ended while its reader read nothing")
+        types = [e["type"] for e in evs]
+        res = evs[-1].get("result", {})
+        self.t.check(types[-1] == "result" and res.get("status") == "succeeded"
+                     and len(res.get("stdout", "")) == 768 * (5 * 819 + 1),
+                     "slow reader: the result comes last and holds all the output", types[-3:])
+        got = sum(len(e["text"]) for e in evs if e["type"] == "stdout")
+        lost = sum(e["bytes"] for e in evs if e["type"] == "dropped")
+        self.t.check(lost > 0 and got + lost == len(res.get("stdout", "")),
+                     "slow reader: a dropped marker; bytes streamed + dropped == the cell's stdout (%d + %d)"
+                     % (got, lost))
+        r = self.cell(sid, "print('after')")
+        self.t.check(r.get("stdout") == "after\n", "slow reader: the session goes on", r)
+        self.delete(sid)
+
+    def stream_disconnect(self):
+        """A reader that leaves cancels the cell, as for an execution, and
+        so ends the session (cancelled)."""
+        sid = self.create(app="nbstream")
+        status, _, _, _, raw = self.stream_cell(sid, "import time\nprint('started', flush=True)\ntime.sleep(20)\n"
+                                                "print('not reached')", "ndjson", close_after=1)
+        self.t.check(status == 200, "disconnect: 200, then the reader leaves", raw[:200])
+        s = self.wait_ended(sid)
+        self.t.check(s and s["endReason"] == "cancelled", "disconnect: the cell is cancelled, the session ended", s)
+
+    def stream_client(self):
+        """Session.stream(): the events as Client.stream() yields them, the
+        result a Result that the Session notes; leaving the loop early ends
+        the session."""
+        with self.client.session("nbstream", "analyst", context=WHO) as s:
+            s.run("a = 2")
+            for n, fmt in enumerate(("ndjson", "sse")):
+                evs = list(s.stream("print('x')\na * 21", format=fmt))
+                res = evs[-1].get("result") if evs else None
+                self.t.check(evs and evs[0]["type"] == "start" and evs[-1]["type"] == "result"
+                             and isinstance(res, self.cc.Result) and res.stdout == "x\n42\n"
+                             and res.session["cell"] == n + 2 and s.info["cells"] == n + 2,
+                             "client %s: start ... result, a Result of the cell" % fmt, evs[-1:])
+            for ev in s.stream("import time\nprint('x', flush=True)\ntime.sleep(20)"):
+                if ev["type"] == "stdout":
+                    break
+            ended = self.wait_ended(s.id)
+            self.t.check(ended and ended["endReason"] == "cancelled", "client: leaving the loop ends the session",
+                         ended)
+            try:
+                list(s.stream("a"))
+                self.t.fail("client: a streamed cell of the ended session raises Conflict")
+            except self.cc.Conflict as e:
+                self.t.check(e.code == "session_ended", "client: a streamed cell of the ended session raises Conflict")
+
     def metrics(self):
         m = self.srv.metrics()
         created = sum(test_api.metric(m, "cordon_sessions_created_total", warm=w) or 0 for w in ("true", "false"))
@@ -430,7 +611,8 @@ def main(argv):
         x = Tests(t, env, api, cc, srv)
         for name in ("curl_session", "client_session", "isolation", "identity", "tools_budget", "idle_expiry",
                      "lifetime", "cell_limit", "cell_timeout", "cpu_limit", "workspace_limit", "exits",
-                     "delete_running", "boundary", "metrics", "sigterm_restart"):
+                     "delete_running", "boundary", "stream_order", "stream_errors", "stream_bounds",
+                     "stream_slow_reader", "stream_disconnect", "stream_client", "metrics", "sigterm_restart"):
             t.section(name, getattr(x, name))
     except Exception:  # noqa: BLE001 - a setup failure ends the run as one FAIL
         t.fail("setup", traceback.format_exc())

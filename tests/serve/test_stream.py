@@ -40,11 +40,13 @@ TOOL = "from cordon_tools import ToolError, tool_call\n"
 CALL = ("try:\n    tool_call('calc.check', {})\nexcept ToolError as e:\n    pass\n")
 
 
-def raw_stream(sock, body, accept, read_first=None, pause=0.0, close_after=None, timeout=60):
-    """POST body on the Unix socket asking for accept; returns (status,
-    headers, body bytes after de-chunking).  read_first: read this many body
-    bytes, then sleep pause seconds before reading on.  close_after: close
-    the connection after that many body bytes."""
+def raw_stream(sock, body, accept, read_first=None, pause=0.0, close_after=None, timeout=60, path=E,
+               paused=None):
+    """POST body to path on the Unix socket asking for accept; returns
+    (status, headers, body bytes after de-chunking).  read_first: read this
+    many body bytes, then sleep pause seconds (or call paused()) before
+    reading on.  close_after: close the connection after that many body
+    bytes."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(sock)
@@ -52,7 +54,7 @@ def raw_stream(sock, body, accept, read_first=None, pause=0.0, close_after=None,
     # A small receive buffer, so that a reader that pauses is a slow one.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nAccept: %s\r\nContent-Type: application/json\r\n"
-              b"Content-Length: %d\r\n\r\n" % (E.encode(), accept.encode(), len(data)) + data)
+              b"Content-Length: %d\r\n\r\n" % (path.encode(), accept.encode(), len(data)) + data)
     f = s.makefile("rb")
     status = int(f.readline().split()[1])
     headers = {}
@@ -63,7 +65,7 @@ def raw_stream(sock, body, accept, read_first=None, pause=0.0, close_after=None,
         k, v = line.decode("latin-1").split(":", 1)
         headers[k.strip().lower()] = v.strip()
     out = bytearray()
-    paused = False
+    was_paused = False
     if headers.get("transfer-encoding", "").lower() != "chunked":
         n = int(headers.get("content-length", "0"))
         out += f.read(n)
@@ -75,9 +77,12 @@ def raw_stream(sock, body, accept, read_first=None, pause=0.0, close_after=None,
             break
         out += f.read(size)
         f.readline()
-        if read_first is not None and not paused and len(out) >= read_first:
-            paused = True
-            time.sleep(pause)
+        if read_first is not None and not was_paused and len(out) >= read_first:
+            was_paused = True
+            if paused is not None:
+                paused()
+            else:
+                time.sleep(pause)
         if close_after is not None and len(out) >= close_after:
             f.close()
             s.close()
@@ -110,6 +115,21 @@ def parse(body, fmt):
             bad.append("event: %s, data's type %s" % (name[0], ev.get("type")))
         evs.append(ev)
     return evs, bad
+
+
+def sequence(evs, label=lambda call: call.get("tool", "?")):
+    """The output lines and tool calls of evs in the order told:
+    ["out:LINE", "call:LABEL", ...].  print() writes its text and its
+    newline apart: chunks are joined up to each call, then cut in lines."""
+    seq, pending = [], ""
+    for e in evs:
+        if e["type"] == "stdout":
+            pending += e["text"]
+        elif e["type"] == "toolCall":
+            seq += ["out:" + x for x in pending.splitlines()]
+            pending = ""
+            seq.append("call:" + label(e["call"]))
+    return seq + ["out:" + x for x in pending.splitlines()]
 
 
 class Tests:
@@ -163,17 +183,7 @@ class Tests:
                          "%r\n%r\n%r" % (out, res["stdout"], plain["stdout"]))
             self.t.check(err == res["stderr"], "%s: stderr chunks joined == the result's stderr" % what)
             # The sequence as the program made it: line i, then (odd i) its call.
-            # (print() writes its text and its newline apart: chunks are
-            # joined up to each call, then cut in lines.)
-            seq, pending = [], ""
-            for e in evs:
-                if e["type"] == "stdout":
-                    pending += e["text"]
-                elif e["type"] == "toolCall":
-                    seq += ["out:" + x for x in pending.splitlines()]
-                    pending = ""
-                    seq.append("call:" + e["call"].get("tool", "?"))
-            seq += ["out:" + x for x in pending.splitlines()]
+            seq = sequence(evs)
             want = []
             for i in range(6):
                 want.append("out:line %d" % i)

@@ -172,7 +172,7 @@ static void captures(struct fake *f, struct capture *out, struct capture *err, s
 	assert_non_null(err->buf);
 }
 
-/* Output told to the callback, gathered. */
+/* Output told to the captures' taps, gathered. */
 struct told {
 	char buf[1 << 20];
 	size_t len;
@@ -188,6 +188,16 @@ static void on_output(void *arg, int fd, const char *data, size_t len)
 		t->len += len;
 	}
 	t->fds |= 1 << fd;
+}
+
+static void tap_out(void *arg, const char *data, size_t len)
+{
+	on_output(arg, 1, data, len);
+}
+
+static void tap_err(void *arg, const char *data, size_t len)
+{
+	on_output(arg, 2, data, len);
 }
 
 /* One cell through the fake loop doing act; its end. */
@@ -208,8 +218,9 @@ static enum cell_end run_cell(enum loop_act act, const char *code, size_t len, u
 	cfg.pidfd = f.pidfd;
 	cfg.timeout_ms = timeout_ms;
 	cfg.monitor_ms = 50;
-	cfg.output = on_output;
-	cfg.output_arg = told ? told : &scratch;
+	out.tap = tap_out;
+	err.tap = tap_err;
+	out.tap_arg = err.tap_arg = told ? told : &scratch;
 	assert_int_equal(cell_run(&cfg, code, len, &out, &err, &co, msg, sizeof(msg)), 0);
 	if (out_copy != NULL) {
 		out_copy->len = out.len;

@@ -256,8 +256,7 @@ class Session:
         q = urllib.parse.urlencode(sorted(self._who.items()))
         return "?" + q if q else ""
 
-    def run(self, code, request_id=None, timeout=None):
-        """POST /v1/sessions/{id}/cells: the cell's Result, whatever its status."""
+    def _cell_body(self, code, request_id):
         if not isinstance(code, str):
             raise TypeError("code must be str")
         body = {"code": code}
@@ -265,13 +264,33 @@ class Session:
             body["context"] = dict(self._who)
         if request_id is not None:
             body["requestId"] = request_id
-        r = Result(self._client._json("POST", "/v1/sessions/%s/cells" % _seg(self.id), body, timeout),
-                   self._client)
+        return body
+
+    def _note(self, r):
+        """What a cell's Result says of the session, kept in .info."""
         cell = r.session or {}
         self.info["cells"] = cell.get("cell", self.info.get("cells"))
         if cell.get("state") == "ended":
             self.info.update(state="ended", endReason=cell.get("endReason"), endMessage=cell.get("endMessage"))
         return r
+
+    def run(self, code, request_id=None, timeout=None):
+        """POST /v1/sessions/{id}/cells: the cell's Result, whatever its status."""
+        body = self._cell_body(code, request_id)
+        return self._note(Result(self._client._json("POST", "/v1/sessions/%s/cells" % _seg(self.id), body,
+                                                    timeout), self._client))
+
+    def stream(self, code, request_id=None, timeout=None, format="ndjson"):
+        """POST /v1/sessions/{id}/cells, followed as it runs: yields each
+        event as Client.stream() does ("start", "stdout", "stderr",
+        "toolCall", "dropped", "violation", then "result", a Result as
+        run() returns, or "error").  Leaving the loop early closes the
+        connection, which cancels the cell and so ends the session."""
+        body = self._cell_body(code, request_id)
+        for ev in self._client._stream("/v1/sessions/%s/cells" % _seg(self.id), body, timeout, format):
+            if ev.get("type") == "result":
+                self._note(ev["result"])
+            yield ev
 
     def refresh(self):
         """GET /v1/sessions/{id}: the session's state now (also kept in .info)."""
@@ -431,9 +450,14 @@ class Client:
         timeout: seconds of silence between two reads (the server sends a
         keep-alive every 10 s).  Leaving the loop early closes the
         connection, which cancels the execution."""
+        return self._stream("/v1/executions", _exec_body(app, code, agent, inputs, context, request_id), timeout,
+                            format)
+
+    def _stream(self, path, body, timeout, format):
+        """POST body to path asking for a stream: the events, as stream()
+        says."""
         if format not in ("ndjson", "sse"):
             raise ValueError("format: 'ndjson' or 'sse'")
-        body = _exec_body(app, code, agent, inputs, context, request_id)
         headers = {"Accept": "application/x-ndjson" if format == "ndjson" else "text/event-stream",
                    "Content-Type": "application/json"}
         if self.token is not None:
@@ -442,10 +466,10 @@ class Client:
         conn = self._connect(self.timeout if timeout is None else timeout)
         try:
             try:
-                conn.request("POST", self._prefix + "/v1/executions", body=data, headers=headers)
+                conn.request("POST", self._prefix + path, body=data, headers=headers)
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException) as e:
-                raise ConnectionFailed("POST /v1/executions: %s" % e) from e
+                raise ConnectionFailed("POST %s: %s" % (path, e)) from e
             if resp.status != 200:
                 raise _error_from(resp.status, dict(resp.getheaders()), resp.read(MAX_ANSWER_BYTES))
             events = _sse_events(resp) if format == "sse" else _ndjson_events(resp)
@@ -455,7 +479,7 @@ class Client:
                 yield ev
                 if ev.get("type") in ("result", "error"):
                     return
-            raise ConnectionFailed("POST /v1/executions: the stream ended before its result")
+            raise ConnectionFailed("POST %s: the stream ended before its result" % path)
         finally:
             conn.close()
 

@@ -258,10 +258,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         r = result_for(req, eid, status, out)
         if status == "timed_out":
             r["error"] = {"code": "timeout", "message": "the program ran past the policy's timeout"}
+        self.send_result(r, cut=req["code"] == "cut")
+
+    def send_result(self, r, cut=False):
+        """r as the Accept header asks: streamed (SSE, NDJSON) or one JSON answer."""
         accept = self.headers.get("Accept") or ""
         if "application/x-ndjson" in accept or "text/event-stream" in accept:
             return self.send_stream(r, "text/event-stream" if "event-stream" in accept else "application/x-ndjson",
-                                    cut=req["code"] == "cut")
+                                    cut=cut)
         self.send(200, r)
 
     def send_stream(self, r, ctype, cut=False):
@@ -377,7 +381,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         r["usage"]["cpuSource"] = "cgroup-v2"
         r["session"] = {"sessionId": sid, "cell": s["cells"], "state": "ended" if s["end"] else "idle",
                         "endReason": s["end"], "endMessage": "ended: %s" % s["end"] if s["end"] else None}
-        self.send(200, r)
+        self.send_result(r)
 
     def do_artifact(self, scope, body, eid, name):
         files = self.fake.artifacts.get((eid, scope[0]), {})
@@ -652,6 +656,36 @@ class Base:
             s.run("n")
         self.assertEqual(cm.exception.code, "session_ended")
         self.assertEqual(s.close()["endReason"], "exited")
+
+    def test_session_stream(self):
+        """A cell followed as it runs: the same events as an execution's,
+        the result a Result with the cell's session, which the Session
+        notes as run() does; errors before the start raise."""
+        s = self.c.session("cafe", "analyst", context={"tenant": "acme", "user": "ana"})
+        s.run("n = 7")
+        for fmt in ("ndjson", "sse"):
+            evs = list(s.stream("n", request_id="c-" + fmt, format=fmt))
+            self.assertEqual([e["type"] for e in evs], ["start", "stdout", "stdout", "toolCall", "result"], fmt)
+            method, path, headers, body = self.last()
+            self.assertEqual((method, path), ("POST", "/v1/sessions/%s/cells" % s.id))
+            self.assertIn(("application/x-ndjson" if fmt == "ndjson" else "text/event-stream"), headers.get("Accept"))
+            self.assertEqual(json.loads(body), {"code": "n", "requestId": "c-" + fmt,
+                                                "context": {"tenant": "acme", "user": "ana"}})
+            res = evs[-1]["result"]
+            self.assertIsInstance(res, cordon_client.Result)
+            self.assertEqual(evs[1]["text"] + evs[2]["text"], res.stdout)
+            self.assertEqual(res.stdout, "7\n")
+        self.assertEqual(res.session["cell"], 3)
+        self.assertEqual(s.info["cells"], 3)
+        evs = list(s.stream("exit"))
+        self.assertEqual(evs[-1]["result"].session["state"], "ended")
+        self.assertTrue(s.ended)
+        with self.assertRaises(Conflict):
+            list(s.stream("n"))
+        with self.assertRaises(ValueError):
+            list(s.stream("n", format="xml"))
+        with self.assertRaises(TypeError):
+            list(s.stream(b"n"))
 
     def test_session_owner(self):
         s = self.c.session("cafe", "analyst", context={"tenant": "acme", "user": "ana"})
