@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger.h - what outlives one run: budgets and side-effect replay records
- * (DESIGN.md §5), in SQLite under --state-dir, shared by every concurrent
+ * (docs/ledger.md), in SQLite under --state-dir, shared by every concurrent
  * `cordon run` on the host.
  *
  * The interface is the seam for another back end (PostgreSQL for a fleet):
