@@ -87,8 +87,8 @@ RUNTIME_LIB_OBJ := $(call obj,$(RUNTIME_LIB_SRC))
 # hand-written helpers in grammar/ get the full set.
 GEN := $(B)/gen/grammar
 GEN_OBJ := $(B)/obj/gen/policy.tab.o $(B)/obj/gen/lex.yy.o
-GEN_CFLAGS := -std=c11 -g $(OPT) $(SANFLAGS) -Wall -Werror -Wno-unused-function -Wno-sign-compare \
-	-Wno-unused-but-set-variable
+GEN_CFLAGS := -std=c11 -g $(OPT) $(SANFLAGS) -fstack-protector-strong -Wall -Werror -Wno-unused-function -Wno-sign-compare \
+	-Wno-unused-but-set-variable $(CFLAGS)
 COMPILER_LIB_OBJ := $(call obj,$(COMPILER_LIB_SRC)) $(GEN_OBJ)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
