@@ -88,8 +88,8 @@ RUNTIME_LIB_OBJ := $(call obj,$(RUNTIME_LIB_SRC))
 # hand-written helpers in grammar/ get the full set.
 GEN := $(B)/gen/grammar
 GEN_OBJ := $(B)/obj/gen/policy.tab.o $(B)/obj/gen/lex.yy.o
-GEN_CFLAGS := -std=c11 -g $(OPT) $(SANFLAGS) -Wall -Werror -Wno-unused-function -Wno-sign-compare \
-	-Wno-unused-but-set-variable
+GEN_CFLAGS := -std=c11 -g $(OPT) $(SANFLAGS) -fstack-protector-strong -Wall -Werror -Wno-unused-function -Wno-sign-compare \
+	-Wno-unused-but-set-variable $(CFLAGS)
 COMPILER_LIB_OBJ := $(call obj,$(COMPILER_LIB_SRC)) $(GEN_OBJ)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -344,6 +344,14 @@ serve-tests: all
 	@rc=0; BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh || rc=1; \
 		BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/api.sh || rc=1; exit $$rc
 
+# Exactly-once across cordon serve replicas (tests/fleet/README.md): two
+# servers on one ledger (one SQLite --state-dir; one private PostgreSQL
+# when --ledger and the server are there), side-effect calls with the same
+# message ids, a shared daily budget, a replica SIGKILLed mid-call.  Root.
+.PHONY: fleet
+fleet: all
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/fleet/run.sh
+
 # The soak (tests/soak/README.md): SOAK_SECONDS (200) of executions, up to
 # SOAK_CONCURRENCY (32) at once, through `cordon run` as root and as
 # cordon-test and one `cordon serve`, then the leftover, flatness and
@@ -389,13 +397,13 @@ tsan-reports:
 		grep -h -A12 "^WARNING: ThreadSanitizer\|^==.*ThreadSanitizer" $(TSAN_REPORTS)/* | head -300; exit 1; \
 	else echo "ok ThreadSanitizer: no report"; fi
 check: deps all tsan-clean
-	@rc=0; for t in unit cli bridge serve-tests check-faults; do \
+	@rc=0; for t in unit cli bridge serve-tests fleet check-faults; do \
 		$(MAKE) --no-print-directory TSAN=1 $$t || { echo "FAIL make TSAN=1 $$t"; rc=1; }; done; \
 		$(MAKE) --no-print-directory TSAN=1 tsan-reports || rc=1; exit $$rc
 else ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary bridge serve-tests check-faults
+check: deps all unit cli enforce boundary bridge serve-tests fleet check-faults
 else
-check: deps all unit cli enforce boundary bridge serve-tests check-faults fuzz-check
+check: deps all unit cli enforce boundary bridge serve-tests fleet check-faults fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 

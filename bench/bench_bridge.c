@@ -2,7 +2,7 @@
 /*
  * bench_bridge.c - tool call round trips through the bridge (make bench).
  *
- * DESIGN.md §8: a denied call costs tens of microseconds; an allowed one
+ * docs/bench.md: a denied call costs tens of microseconds; an allowed one
  * the tool's own cost plus well under a millisecond.  Each series is
  * sequential calls over one connection, as the executor makes them, timed
  * from the request's write to the answer's last byte, in rounds: every

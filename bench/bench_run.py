@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """bench_run.py - start-up cost of `cordon run` beside its peers (make bench).
 
-DESIGN.md section 8 sets the budget: `cordon run` of a trivial program costs
+The latency budget (docs/bench.md): `cordon run` of a trivial program costs
 at most a few milliseconds over bare `python3 -I -c pass`, and less than
 bubblewrap doing less.  This prints that comparison, measured in one run so the machine's
 mood is shared: every peer runs once per round, in a shuffled order, for
@@ -518,7 +518,7 @@ def run(build, src, cordon, cordonc, tmp, notes, skipped):
 
     # The load average goes with the figures: other work on a small machine
     # moves every row, the ratios less than the milliseconds.
-    print("cordon start-up beside its peers (DESIGN.md section 8); python: %s, kernel %s, %d CPUs, load %.2f"
+    print("cordon start-up beside its peers (docs/bench.md); python: %s, kernel %s, %d CPUs, load %.2f"
           % (PY, os.uname().release, os.cpu_count(), os.getloadavg()[0]))
     interleave(peers + parts, RUNS)
     table("start-up, trivial program", peers, bare, RUNS)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * describe.h - `cordonc describe`: what the model is told about the
- * sandbox and its tools, written from the blob itself (DESIGN.md §5), so
+ * sandbox and its tools, written from the blob itself (docs/client.md), so
  * it cannot drift from what the runtime and the supervisor enforce.
  *
  * The text and the tool definitions come from runtime/client/agent_doc.h,

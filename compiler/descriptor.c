@@ -53,7 +53,7 @@ static const char *const network_names[] = { "none", "loopback", NULL };
 static const char *const mount_type_names[] = { "bind", "tmpfs", NULL };
 static const char *const layer_names[] = { "landlock", "cgroup", NULL };
 
-/* Defaults: DESIGN.md §2 and docs/descriptor.md. */
+/* Defaults: docs/descriptor.md. */
 static void limits_defaults(struct cpol_limits *l)
 {
 	l->mode = CPOL_MODE_ISOLATED;

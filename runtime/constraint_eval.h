@@ -3,7 +3,7 @@
  * constraint_eval.h - run a tool's constraints against one call's params.
  *
  * The bridge calls this after the parameter-signature check and before
- * roles, budget and replay (DESIGN.md §5).  The programs were verified
+ * roles, budget and replay (docs/constraints.md).  The programs were verified
  * when the blob was loaded (constraint_verify.c); the evaluator still
  * checks every value it takes from the request, because the signature
  * check is another module's promise, and a mismatch denies the call.

@@ -228,6 +228,21 @@ static const char *ledger_opt_problem(const char *state_dir, const char *ledger)
 	return NULL;
 }
 
+/* --ledger's value: kept here, its password hidden in argv (every local
+ * user reads /proc/PID/cmdline).  One command a process, so one buffer. */
+static const char *ledger_opt_take(char *arg)
+{
+	static char url[4096];
+
+	return ledger_url_hide(arg, url, sizeof(url)) == 0 ? url : NULL;
+}
+
+static int ledger_opt_too_long(void)
+{
+	fprintf(stderr, "cordon: --ledger: the URL is over 4095 bytes\nTry 'cordon --help'.\n");
+	return EXIT_USAGE;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
@@ -272,7 +287,10 @@ static int cmd_run(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case 'k': o.trusted_key = optarg; break;
 		case 's': o.state_dir = optarg; break;
-		case 'G': o.ledger = optarg; break;
+		case 'G':
+			if ((o.ledger = ledger_opt_take(optarg)) == NULL)
+				return ledger_opt_too_long();
+			break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
 		case 'T': o.trust_dir = optarg; break;
@@ -539,7 +557,10 @@ static int cmd_serve(int argc, char **argv)
 			o.lint_level = lv;
 			break;
 		case 's': o.state_dir = optarg; break;
-		case O_LEDGER: o.ledger = optarg; break;
+		case O_LEDGER:
+			if ((o.ledger = ledger_opt_take(optarg)) == NULL)
+				return ledger_opt_too_long();
+			break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -850,7 +871,10 @@ static int cmd_ledger(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:a:t:T:u:S:r:fjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.state_dir = optarg; break;
-		case 'G': o.ledger = optarg; break;
+		case 'G':
+			if ((o.ledger = ledger_opt_take(optarg)) == NULL)
+				return ledger_opt_too_long();
+			break;
 		case 'a': o.f.app = optarg; break;
 		case 't': o.f.tool = optarg; break;
 		case 'T': o.f.tenant = optarg; break;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_doc.h - what the model is told about a sandbox and its tools,
- * written from the loaded blob itself (DESIGN.md §5), so it cannot drift
+ * written from the loaded blob itself (docs/client.md), so it cannot drift
  * from what the runtime and the supervisor enforce.  One implementation for
  * `cordonc describe` and `cordon serve`'s capabilities endpoint
  * (GET /v1/apps/{app}/agents/{agent}).

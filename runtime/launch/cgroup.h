@@ -2,8 +2,7 @@
 /*
  * cgroup.h - the launcher's cgroups: one per execution, holding its whole
  * process tree under a memory limit, a pids limit and, when the policy sets
- * one, a CPU quota (DESIGN.md §4, "Limits that the kernel offers in several
- * ways"; docs/cgroups.md).
+ * one, a CPU quota (docs/cgroups.md).
  *
  * Memory, pids and the CPU quota are decided apart, each with the best
  * mechanism this caller has: cgroup v2 where the controller is delegated to

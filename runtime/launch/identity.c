@@ -4,7 +4,7 @@
  * supervisor) and the drop to uid/gid with no supplementary groups (done by
  * the child).
  *
- * Mapping (DESIGN.md §4 "Identity"): as root, the inside uid/gid map to the
+ * Mapping (docs/runtime.md, "Host identity"): as root, the inside uid/gid map to the
  * same numbers on the host, an unprivileged identity; rootless, they map to
  * the caller, the only identity an ordinary user may map.  Only that one id
  * is mapped, so no process inside can become anyone else, and no uid 0

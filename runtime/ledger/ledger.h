@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ledger.h - what outlives one run: budgets and side-effect replay records
- * (DESIGN.md §5), in SQLite under --state-dir, shared by every concurrent
+ * (docs/ledger.md), in SQLite under --state-dir, shared by every concurrent
  * `cordon run` on the host.
  *
  * The interface is the seam for another back end (PostgreSQL for a fleet):
@@ -61,6 +61,11 @@ void ledger_close(struct ledger *l);
  * error naming the server (never its password), never SQLite instead.
  */
 int ledger_is_url(const char *where);
+/* Copies the URL arg into copy (n bytes), then overwrites the password's
+ * bytes in arg itself (userinfo and password= parameter) with '*': arg
+ * is the argv string that /proc/PID/cmdline shows every local user.
+ * Returns 0, or -1 when arg does not fit copy. */
+int ledger_url_hide(char *arg, char *copy, size_t n);
 /* "sqlite" or "postgresql": which back end l was opened on. */
 const char *ledger_backend(const struct ledger *l);
 

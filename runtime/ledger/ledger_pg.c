@@ -206,18 +206,43 @@ static int pg_err(struct ledger_pg *l, const char *what, const PGresult *res, ch
 }
 
 /* A connection that works: the one we have, or a new one when the server
- * dropped it (restarted, the backend was killed).  Under the mutex. */
+ * dropped it (restarted, the backend was killed).
+ *
+ * A server that went away while we were idle has closed the socket, but
+ * libpq only learns that when it next reads.  Reading what is pending
+ * first (PQconsumeInput never blocks: libpq's socket is non-blocking)
+ * finds the close before a statement is sent, so the call reconnects
+ * instead of failing; a warm sandbox's supervisor opened its ledger long
+ * before its first call, and without this every one of them failed one
+ * call after a server restart.  A connection lost during a statement
+ * still fails that call: whether it committed is unknown.  Under the
+ * mutex. */
+static int pg_conn_ready(const struct pq_api *pq, PGconn *c)
+{
+	struct pollfd p = { .events = POLLIN };
+	int i;
+
+	/* A closing server sends its FATAL message, then closes: one read
+	 * may return the message and only the next one the end. */
+	for (i = 0; i < 4 && pq->PQstatus(c) == CONNECTION_OK; i++) {
+		p.fd = pq->PQsocket(c);
+		if (p.fd < 0 || poll(&p, 1, 0) <= 0)
+			return 1;
+		pq->PQconsumeInput(c);
+	}
+	if (pq->PQstatus(c) == CONNECTION_OK)
+		return 1;
+	pq->PQreset(c);
+	return pq->PQstatus(c) == CONNECTION_OK;
+}
+
 static int pg_ready(struct ledger_pg *l, char *err, size_t n)
 {
-	const struct pq_api *pq = l->pq;
 	if (getpid() != l->opener) {
 		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
 		return -1;
 	}
-	if (pq->PQstatus(l->conn) == CONNECTION_OK)
-		return 0;
-	pq->PQreset(l->conn);
-	if (pq->PQstatus(l->conn) != CONNECTION_OK)
+	if (!pg_conn_ready(l->pq, l->conn))
 		return pg_err(l, "cannot connect", NULL, err, n);
 	return 0;
 }
@@ -406,8 +431,7 @@ static void *pg_renewer(void *arg)
 			break;
 		if (r < 0)
 			continue;
-		if (pq->PQstatus(l->renew_conn) != CONNECTION_OK)
-			pq->PQreset(l->renew_conn);
+		pg_conn_ready(pq, l->renew_conn);
 		res = pq->PQexecParams(l->renew_conn, SQL_OWNER_RENEW, 7, NULL, v, NULL, NULL, 0);
 		pq->PQclear(res);
 	}

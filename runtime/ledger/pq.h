@@ -30,6 +30,8 @@
 	X(PQstatus)                                                                                                   \
 	X(PQerrorMessage)                                                                                             \
 	X(PQreset)                                                                                                    \
+	X(PQconsumeInput)                                                                                             \
+	X(PQsocket)                                                                                                   \
 	X(PQfinish)                                                                                                   \
 	X(PQexec)                                                                                                     \
 	X(PQexecParams)                                                                                               \

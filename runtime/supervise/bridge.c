@@ -1294,7 +1294,7 @@ static int bridge_replay_begin(struct bridge *b, struct ledger *l, const struct 
  * budget, replay, exec: the checks with state that outlives the call.
  *
  * For a side-effect tool the replay record is looked up before the budget
- * (DESIGN.md §5 lists budget first): a retry of a call that already acted
+ * (docs/bridge.md lists budget first): a retry of a call that already acted
  * must get its recorded answer even when the budget is spent since, or
  * the retry that replay exists for would fail.  A recorded answer costs no
  * budget.  A call that owns a new pending record and is then refused by

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge.h - the supervisor's tool bridge (DESIGN.md §5): the Unix socket
+ * bridge.h - the supervisor's tool bridge (docs/bridge.md): the Unix socket
  * the executor reaches the world through.
  *
  * Every call goes through one fixed order of checks, and the first that

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.h - reduce: the declared output files and result.json of a run
- * (DESIGN.md §4 step 5).
+ * (docs/runtime.md, "The run directory").
  *
  * Everything under out/ was written by the sandboxed program, so every name
  * in it is hostile: no symlink is ever followed (openat2 with

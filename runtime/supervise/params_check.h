@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * params_check.h - a call's params against its tool's signature in the
- * blob (DESIGN.md §5): unknown, missing, mistyped, out-of-range and
+ * blob (docs/params.md): unknown, missing, mistyped, out-of-range and
  * over-long values are refused, each with the path of the value and the
  * reason, before any constraint runs.  The rules, their order and the
  * message format are in docs/params.md.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * request.h - the tool bridge's wire format (DESIGN.md §5): a frame is a
+ * request.h - the tool bridge's wire format (docs/bridge.md): a frame is a
  * 4-byte big-endian length and one JSON object; the request object is
  * {"v":1,"token":…,"id":…,"tool":…,"params":{…},"messageId":…}.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_exec.c - run one tool implementation on the trusted side
- * (DESIGN.md §5, docs/tool-exec.md).
+ * (docs/tool-exec.md).
  *
  * One clone(CLONE_VM | CLONE_VFORK) and one poll() loop per call.  The
  * loop watches the child through a pidfd, so it needs no SIGCHLD: the

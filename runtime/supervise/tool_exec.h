@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool_exec.h - run one tool implementation on the trusted side
- * (DESIGN.md §5): argv from the blob, params as JSON on stdin, the answer
+ * (docs/tool-exec.md): argv from the blob, params as JSON on stdin, the answer
  * as JSON on stdout, an environment built from scratch, a timeout, bounded
  * output, and its whole process group killed when it overstays.
  *

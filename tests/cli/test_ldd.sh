@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The runtime never parses YAML or policy text and never compiles BPF: its
-# binary must not even link libyaml or libseccomp (DESIGN.md §1).
+# binary must not even link libyaml or libseccomp (docs/runtime.md).
 set -u
 : "${BUILD:?}" "${SRC:?}"
 . "$SRC/tests/cli/lib.sh"

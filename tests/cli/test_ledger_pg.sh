@@ -120,3 +120,20 @@ pass "forget --ledger releases the record; the next call runs the tool"
 [ "$(run m-1)" = 3 ] && [ "$(runs m-1)" = 3 ] || die "after a restart the record was lost ($(runs m-1) runs)"
 [ "$(run m-2)" = 1 ] || die "after a restart a new call failed"
 pass "a restarted server keeps its records and serves the next run"
+
+# 7. A password in the URL is hidden from every local user's ps: serve's
+# /proc/PID/cmdline shows it as '*', and serve still opens the ledger with
+# it (the server trusts the socket, so any password is accepted).
+PWURL=$(echo "$URL" | sed "s#^postgresql://#postgresql://cordon:pw-$$-hidden@#")"&password=pw2-$$-hidden"
+"$CORDONC" keygen -p "$T/k.pub" -s "$T/k.sec" >/dev/null 2>&1 || die "keygen"
+mkdir "$T/pw-pols" && "$CORDONC" sign -s "$T/k.sec" -o "$T/pw-pols/p.cpol" "$T/p.cpol" >/dev/null 2>&1 || die "sign"
+"$CORDON" serve --policies "$T/pw-pols" --trusted-key "$T/k.pub" --work-dir "$T/pw-work" --socket "$T/pw.sock" \
+	--ledger "$PWURL" >"$T/pw.out" 2>&1 &
+spid=$!
+i=0; while [ ! -S "$T/pw.sock" ] && [ $i -lt 100 ] && kill -0 $spid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+cmd=$(tr '\0' ' ' </proc/$spid/cmdline 2>/dev/null); up=no; [ -S "$T/pw.sock" ] && up=yes
+kill $spid 2>/dev/null; wait $spid 2>/dev/null
+[ $up = yes ] || die "serve with a password in --ledger did not start: $(cat "$T/pw.out")"
+case "$cmd" in *hidden*) die "the password shows in /proc/PID/cmdline: $cmd" ;; esac
+echo "$cmd" | grep -Eq 'postgresql://cordon:\*+@/cordon\?.*&password=\*+ ' || die "cmdline not masked as expected: $cmd"
+pass "a password in --ledger is masked in /proc/PID/cmdline (userinfo and password=); serve still opens the ledger"

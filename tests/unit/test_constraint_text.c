@@ -239,8 +239,8 @@ static int round_trip(const char *text)
 /* ---- known expressions -------------------------------------------------- */
 
 /* From tests/unit/test_constraints.c (operators and types, code shapes,
- * which-constraint), docs/constraints.md, docs/tools.md, DESIGN.md and
- * the café example. */
+ * which-constraint), docs/constraints.md, docs/tools.md and the café
+ * example. */
 static const char *const known[] = {
 	"count == 3", "count != 3", "count < 4 && count <= 3 && count > 2 && count >= 3", "count < 3",
 	"count > -1 && -5 < count", "count > 9223372036854775807", "count > -9223372036854775808",

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sleep past the policy's timeout (5s), after starting a setsid'd daemon
 # that carries the runner's marker: the supervisor must end the run as
-# timed_out and nothing of it may survive (DESIGN.md section 6, process).
+# timed_out and nothing of it may survive (docs/runtime.md, "The init and the timeout's backstop").
 import os
 import time
 
