@@ -40,6 +40,7 @@
 #include "runtime/rmtree.h"
 #include "runtime/sandbox.h"
 #include "runtime/supervise/bridge.h"
+#include "runtime/supervise/displays.h"
 #include "runtime/supervise/export.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/secrets.h"
@@ -84,6 +85,12 @@ static const char LOADER_TAIL[] =
 	"    _cordon_rc = 1\n"
 	"else:\n"
 	"    _cordon_rc = None\n"
+	"if 'matplotlib.pyplot' in sys.modules:\n"
+	"    try:\n"
+	"        import cordon_display\n"
+	"        cordon_display._at_end()\n"
+	"    except Exception:\n"
+	"        sys.excepthook(*sys.exc_info())\n"
 	"_cordon_exit.end(_cordon_rc, _cordon_posix)\n";
 
 /* The end of the program without the interpreter's finalization (module
@@ -747,8 +754,9 @@ static int prep_plan(struct sandbox *sb)
 		w->rw_sub[1] = "out";
 		w->rw_sub[2] = "logs/executor";
 		w->nrw_sub = 3;
-		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_ROUND(sizeof(EXIT_PY)) + WS_PAGE;
-		l->inodes = 5;
+		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_ROUND(sizeof(EXIT_PY)) +
+			  WS_ROUND(display_client_py_len) + WS_PAGE;
+		l->inodes = 6;
 		k->size = WS_PAGE;
 		k->inodes = 3;
 		lp->landlock_rw[0] = SANDBOX_WORK;
@@ -774,7 +782,10 @@ static int prep_plan(struct sandbox *sb)
 	{
 		static const char *const dflt[][2] = { { "LANG", "C.UTF-8" },	     { "OMP_NUM_THREADS", "1" },
 							{ "OPENBLAS_NUM_THREADS", "1" }, { "MKL_NUM_THREADS", "1" },
-							{ "NUMEXPR_NUM_THREADS", "1" } };
+							{ "NUMEXPR_NUM_THREADS", "1" },
+							/* no display: figures are rendered to PNG
+							 * (cordon_display.py) */
+							{ "MPLBACKEND", "Agg" } };
 
 		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++) {
 			size_t len = strlen(dflt[k][0]);
@@ -910,7 +921,9 @@ static int prep_fill(struct sandbox *sb, char *err, size_t n)
 	 * writable binds of its otherwise read-only /workspace. */
 	if (ws_write(&sb->ws, WS_WORKSPACE, "work/main.py", sb->loader, sb->loader_len, 0600, err, n) != 0 ||
 	    ws_write(&sb->ws, WS_CLIENT, "cordon_tools.py", stubs_client_py, stubs_client_py_len, 0444, err, n) != 0 ||
-	    ws_write(&sb->ws, WS_CLIENT, "cordon_exit.py", EXIT_PY, sizeof(EXIT_PY) - 1, 0444, err, n) != 0)
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_exit.py", EXIT_PY, sizeof(EXIT_PY) - 1, 0444, err, n) != 0 ||
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_display.py", display_client_py, display_client_py_len, 0444, err, n) !=
+		    0)
 		return -1;
 	/* bind() takes a path: the socket directory's fd as /proc names it,
 	 * which no other process can shape. */
@@ -1575,6 +1588,8 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 	 * a program that wrote its chart under another name learns why it is
 	 * not among the artifacts. */
 	cJSON_AddItemToObject(res, "undeclared", outputs_undeclared_json(&rep));
+	/* The program's MIME bundles, each judged (displays.h). */
+	cJSON_AddItemToObject(res, "displays", displays_collect(sb->ws.fd[WS_WORKSPACE]));
 	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(sb->bridge));
 	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(sb->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");

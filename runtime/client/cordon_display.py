@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cordon_display: rich outputs (MIME bundles) from a program in cordon.
+
+display(obj) turns obj into a bundle the way IPython does: text/plain
+always (repr), then whatever obj's _repr_mimebundle_ / _repr_html_ /
+_repr_markdown_ / _repr_svg_ / _repr_png_ / _repr_jpeg_ / _repr_json_
+give; a dict or list is application/json too, a matplotlib Figure
+image/png.  show_last(value) is a displayhook for an interpreter loop (a
+cell's last expression); None shows nothing, as in Jupyter.  Figures of
+matplotlib still open when the program ends are displayed then (the
+loader calls _at_end()).
+
+Each bundle is one file, DIR/NNNNNN.json, {"data": {...}, "truncated":
+bool}, which the supervisor reads after the run and checks on its own
+(docs/result.md, "displays"): this module is a convenience, not a
+boundary.  A bundle over MAX_BUNDLE_BYTES keeps only its text/plain, cut
+short, and says truncated; past MAX_BUNDLES the supervisor keeps the
+first ones and reports how many more there were.
+"""
+import base64
+import json
+import os
+import sys
+
+# The supervisor's own bounds (runtime/supervise/displays.h); repeated here
+# only so that a program is told early, the supervisor checks them anyway.
+MAX_BUNDLE_BYTES = 1 << 20
+MAX_BUNDLES = 32
+TEXT_SHOWN = 4096
+DIR = '/workspace/work/.cordon-display'
+
+_TEXT = (('text/html', '_repr_html_'), ('text/markdown', '_repr_markdown_'),
+         ('text/latex', '_repr_latex_'), ('image/svg+xml', '_repr_svg_'))
+_BINARY = (('image/png', '_repr_png_'), ('image/jpeg', '_repr_jpeg_'))
+_state = {'n': 0}
+
+
+def _call(obj, name):
+    """obj.name() as IPython calls it: a missing or failing method, or
+    None, gives nothing; a (data, metadata) pair gives the data."""
+    f = getattr(obj, name, None)
+    if not callable(f) or isinstance(obj, type):
+        return None
+    try:
+        v = f()
+    except Exception:
+        return None
+    if isinstance(v, tuple) and len(v) == 2:
+        v = v[0]
+    return v
+
+
+def _figure_png(obj):
+    """PNG bytes of a matplotlib Figure, else None; never imports
+    matplotlib itself (a program without it has no figures)."""
+    mpl = sys.modules.get('matplotlib.figure')
+    if mpl is None or not isinstance(obj, mpl.Figure):
+        return None
+    import io
+    buf = io.BytesIO()
+    obj.savefig(buf, format='png')
+    return buf.getvalue()
+
+
+def _json_part(v):
+    try:
+        return json.loads(json.dumps(v, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def bundle(obj):
+    """The MIME bundle of obj: a dict from MIME type to str (base64 for
+    images) or, for application/json, a JSON value."""
+    try:
+        plain = repr(obj)
+    except Exception as e:
+        plain = '<unrepresentable %s: %s>' % (type(obj).__name__, e)
+    data = {'text/plain': plain}
+    mb = _call(obj, '_repr_mimebundle_')
+    if isinstance(mb, dict):
+        for k, v in mb.items():
+            if isinstance(k, str) and k != 'text/plain' and v is not None:
+                data[k] = v
+    for mime, meth in _TEXT:
+        v = _call(obj, meth)
+        if isinstance(v, str) and mime not in data:
+            data[mime] = v
+    for mime, meth in _BINARY:
+        v = _call(obj, meth)
+        if isinstance(v, str):
+            v = base64.b64decode(v)
+        if isinstance(v, (bytes, bytearray)) and mime not in data:
+            data[mime] = base64.b64encode(bytes(v)).decode('ascii')
+    png = _figure_png(obj)
+    if png is not None:
+        data['image/png'] = base64.b64encode(png).decode('ascii')
+    j = _call(obj, '_repr_json_')
+    if j is None and isinstance(obj, (dict, list)):
+        j = obj
+    if j is not None and 'application/json' not in data:
+        j = _json_part(j)
+        if j is not None:
+            data['application/json'] = j
+    for k, v in list(data.items()):
+        if isinstance(v, (bytes, bytearray)):
+            data[k] = base64.b64encode(bytes(v)).decode('ascii')
+    return data
+
+
+def _encode(data, truncated):
+    return json.dumps({'data': data, 'truncated': truncated}, ensure_ascii=False,
+                      allow_nan=False).encode('utf-8', 'surrogatepass')
+
+
+def display(*objs):
+    """Display each object: one bundle each, in order.  Returns the number
+    of bundles written."""
+    written = 0
+    for obj in objs:
+        data = bundle(obj)
+        try:
+            raw = _encode(data, False)
+        except (TypeError, ValueError):
+            raw = b''
+        if not raw or len(raw) > MAX_BUNDLE_BYTES:
+            raw = _encode({'text/plain': data['text/plain'][:TEXT_SHOWN]}, True)
+        os.makedirs(DIR, mode=0o700, exist_ok=True)
+        name = os.path.join(DIR, '%06d.json' % _state['n'])
+        _state['n'] += 1
+        with open(name, 'xb') as f:
+            f.write(raw)
+        written += 1
+    return written
+
+
+def show_last(value):
+    """A displayhook: a cell's last expression becomes a bundle, None
+    shows nothing.  Also binds builtins._ as the interactive hook does."""
+    if value is None:
+        return
+    import builtins
+    builtins._ = value
+    display(value)
+
+
+def _at_end():
+    """Display the figures still open when the program ends (plt.show()
+    under the Agg backend leaves them open), then close them."""
+    plt = sys.modules.get('matplotlib.pyplot')
+    if plt is None:
+        return
+    for num in plt.get_fignums():
+        display(plt.figure(num))
+    plt.close('all')

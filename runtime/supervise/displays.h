@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * displays.h - reduce: the rich outputs (MIME bundles) a program displayed
+ * (docs/result.md, "displays").
+ *
+ * Inside, cordon_display.py writes each bundle as one file,
+ * /workspace/work/.cordon-display/NNNNNN.json, {"data": {MIME: value},
+ * "truncated": bool}.  The program could have written anything there
+ * instead, so after it ended the supervisor reads the directory as it
+ * reads out/: one component at a time, never through a link, regular
+ * files only, each file bounded and parsed as strict JSON (UTF-8, no
+ * duplicate key), and then judges every bundle: known MIME types only,
+ * text/plain present, text as strings, images as base64 whose bytes begin
+ * with the format's magic.  A bundle that breaks a rule is kept as a
+ * marker (empty data, its error's code and message), never a failure of
+ * the run.
+ *
+ * The bounds are fixed constants, not policy fields: a bundle's file at
+ * most DISPLAYS_MAX_BUNDLE_BYTES, at most DISPLAYS_MAX_COUNT bundles read
+ * (the first, by name), at most DISPLAYS_MAX_TOTAL_BYTES read in all, at
+ * most DISPLAYS_MAX_SCAN directory entries looked at.
+ */
+#ifndef CORDON_DISPLAYS_H
+#define CORDON_DISPLAYS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Relative to the workspace: work/ is the program's, so is this. */
+#define DISPLAYS_PARENT "work"
+#define DISPLAYS_DIR ".cordon-display"
+#define DISPLAYS_MAX_BUNDLE_BYTES (1u << 20)
+#define DISPLAYS_MAX_COUNT 32u
+#define DISPLAYS_MAX_TOTAL_BYTES (8u << 20)
+#define DISPLAYS_MAX_SCAN 4096u
+
+/*
+ * The bundles under the workspace open on ws_fd (not closed) as a JSON
+ * array, a new tree the caller deletes: [{"name", "data", "truncated",
+ * "error"}], in name order, markers included; [] when the program
+ * displayed nothing.  NULL only when memory ran out.
+ */
+cJSON *displays_collect(int ws_fd);
+
+#endif
