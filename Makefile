@@ -240,6 +240,26 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(COMPILER_LIB_OBJ) $(RUNTIME_LIB_OBJ) $(C
 # SECCOMP_RET_KILL_THREAD leaves TSan's background thread behind, so the
 # child never ends and the test waits for it forever; they run no threads
 # of ours anyway.
+# ledger-pg: test_ledger's semantic tests again on PostgreSQL, plus its
+# PostgreSQL-only ones, on a private server tests/lib/pgtmp starts (a Unix
+# socket in a fresh directory; as root the server runs as cordon-test) and
+# stops whatever the result.  Under TSAN=1 a child forked from the test
+# (whose handle renews its lease from a thread) may start threads of its
+# own: die_after_fork=0 lets it, as separate processes would.
+# test_ledger talks to the server itself (to forge rows, kill its
+# connection); the runtime loads libpq only when a ledger URL is opened
+# (runtime/ledger/pq.h).
+$(B)/tests/test_ledger: LIBS_TEST += $(shell pkg-config --libs libpq 2>/dev/null)
+.PHONY: ledger-pg
+ledger-pg: $(B)/tests/test_ledger
+	@set -e; d=$$(mktemp -d /tmp/cordon-ledger-pg.XXXXXX); chmod 755 $$d; \
+	url=$$(tests/lib/pgtmp start $$d) || { rm -rf $$d; exit 1; }; \
+	echo "== $< on $$url"; rc=0; \
+	$(if $(filter 1,$(TSAN)),TSAN_OPTIONS="$$TSAN_OPTIONS die_after_fork=0") \
+	CORDON_SRC=$(CURDIR) CORDON_TEST_LEDGER_URL="$$url" CORDON_TEST_PGTMP=$$d $< || rc=$$?; \
+	tests/lib/pgtmp stop $$d || rc=1; rm -rf $$d; exit $$rc
+check: ledger-pg
+
 UNIT_ENV := $(if $(filter 1,$(TSAN)),CORDON_NO_KERNEL_TESTS=1)
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
@@ -337,6 +357,14 @@ serve-tests: all
 	@rc=0; BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/run.sh || rc=1; \
 		BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/serve/api.sh || rc=1; exit $$rc
 
+# Exactly-once across cordon serve replicas (tests/fleet/README.md): two
+# servers on one ledger (one SQLite --state-dir; one private PostgreSQL
+# when --ledger and the server are there), side-effect calls with the same
+# message ids, a shared daily budget, a replica SIGKILLed mid-call.  Root.
+.PHONY: fleet
+fleet: all
+	@BUILD=$(abspath $(B)) SRC=$(CURDIR) sh tests/fleet/run.sh
+
 # The soak (tests/soak/README.md): SOAK_SECONDS (200) of executions, up to
 # SOAK_CONCURRENCY (32) at once, through `cordon run` as root and as
 # cordon-test and one `cordon serve`, then the leftover, flatness and
@@ -382,13 +410,13 @@ tsan-reports:
 		grep -h -A12 "^WARNING: ThreadSanitizer\|^==.*ThreadSanitizer" $(TSAN_REPORTS)/* | head -300; exit 1; \
 	else echo "ok ThreadSanitizer: no report"; fi
 check: deps all tsan-clean
-	@rc=0; for t in unit cli bridge serve-tests check-faults; do \
+	@rc=0; for t in unit cli bridge serve-tests fleet check-faults; do \
 		$(MAKE) --no-print-directory TSAN=1 $$t || { echo "FAIL make TSAN=1 $$t"; rc=1; }; done; \
 		$(MAKE) --no-print-directory TSAN=1 tsan-reports || rc=1; exit $$rc
 else ifeq ($(SAN),1)
-check: deps all unit cli enforce boundary bridge serve-tests check-faults
+check: deps all unit cli enforce boundary bridge serve-tests fleet check-faults
 else
-check: deps all unit cli enforce boundary bridge serve-tests check-faults fuzz-check
+check: deps all unit cli enforce boundary bridge serve-tests fleet check-faults fuzz-check
 endif
 	@echo "make check: all tests passed ($(B))"
 

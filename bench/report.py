@@ -113,6 +113,7 @@ def bench_list(build, src):
            if os.access(b, os.X_OK) and not b.endswith((".o", ".d"))]
     out.append(("bench_run", ["sh", os.path.join(src, "bench", "bench_run.sh")], {"BUILD": build, "SRC": src}))
     out.append(("bench_serve", [PY, os.path.join(src, "bench", "bench_serve.py"), build, src], {}))
+    out.append(("bench_fleet", [PY, os.path.join(src, "bench", "bench_fleet.py"), build, src], {}))
     only = [n for n in os.environ.get("BENCH_ONLY", "").split(",") if n]
     if only:
         unknown = set(only) - {n for n, _, _ in out}

@@ -51,15 +51,20 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  run --policy BLOB --code FILE [--input FILE]... [--context CTX.json]\n"
 		   "      [--agent NAME] [--run-dir DIR] [--out DIR] [--trusted-key KEY.pub]\n"
-		   "      [--state-dir DIR] [--secrets FILE] [--host-ids FIRST:COUNT]\n"
-		   "      [--trust-dir DIR] [--allow-unsigned] [--require-lint-clean[=LEVEL]]\n"
+		   "      [--state-dir DIR | --ledger URL] [--secrets FILE]\n"
+		   "      [--host-ids FIRST:COUNT] [--trust-dir DIR] [--allow-unsigned]\n"
+		   "      [--require-lint-clean[=LEVEL]]\n"
 		   "                 run FILE (Python; - or /dev/stdin: read it from standard\n"
 		   "                 input) in the sandbox the policy describes and\n"
 		   "                 print one result JSON.  The program calls the tools of\n"
 		   "                 --agent (narrowed by the context's \"tools\") through the\n"
 		   "                 supervisor; budgets and replay records live in the\n"
 		   "                 ledger under --state-dir (default /var/lib/cordon as root,\n"
-		   "                 ~/.local/state/cordon otherwise); --secrets is a NAME=value\n"
+		   "                 ~/.local/state/cordon otherwise), or with --ledger URL\n"
+		   "                 (postgresql://... or postgres://...) on a PostgreSQL\n"
+		   "                 server a fleet of hosts shares (an unreachable server is\n"
+		   "                 a harness error, never a local ledger instead; not with\n"
+		   "                 --state-dir); --secrets is a NAME=value\n"
 		   "                 file for the tools' env_from (else the environment); a\n"
 		   "                 selected tool's secret set by neither is a harness error\n"
 		   "                 before the program starts.  --out DIR (made 0700 if\n"
@@ -87,7 +92,7 @@ static void usage(FILE *f)
 		   "      --tokens FILE] [--pool N] [--max-concurrency N] [--queue N]\n"
 		   "      [--queue-timeout S] [--max-body BYTES] [--body-timeout S]\n"
 		   "      [--inline-max BYTES] [--retain-seconds S] [--grace S]\n"
-		   "      [--work-dir DIR] [--state-dir DIR] [--secrets FILE]\n"
+		   "      [--work-dir DIR] [--state-dir DIR | --ledger URL] [--secrets FILE]\n"
 		   "      [--host-ids FIRST:COUNT] [--trust-dir DIR]\n"
 		   "      [--require-lint-clean[=LEVEL]]\n"
 		   "                 run executions for many requests over HTTP/1.1 + JSON\n"
@@ -106,6 +111,8 @@ static void usage(FILE *f)
 		   "                 inline up to --inline-max (default 1m) and kept\n"
 		   "                 --retain-seconds (default 300) under --work-dir (default\n"
 		   "                 /run/cordon/serve, rootless $XDG_RUNTIME_DIR/cordon-serve).\n"
+		   "                 The ledger as cordon run's (--state-dir, or --ledger URL\n"
+		   "                 on PostgreSQL, which replicas share), opened at start.\n"
 		   "                 SIGHUP reloads the policies, SIGTERM drains (--grace s,\n"
 		   "                 default 30, then running executions are cancelled).\n"
 		   "                 Exit 0 after a drain, 1 could not start, 2 usage error\n"
@@ -122,15 +129,17 @@ static void usage(FILE *f)
 		   "  ledger forgotten [--json]\n"
 		   "  ledger check\n"
 		   "                 the side-effect replay records of the ledger under\n"
-		   "                 --state-dir DIR (each takes it; the default is\n"
-		   "                 cordon run's): list them, show one with its recorded\n"
-		   "                 answer, forget one (deleted, with a row in the forget\n"
+		   "                 --state-dir DIR, or on the server of --ledger URL (each\n"
+		   "                 takes them; the default is cordon run's): list them,\n"
+		   "                 show one with its recorded answer, forget one\n"
+		   "                 (deleted, with a row in the forget\n"
 		   "                 log: time, uid, key, state, reason; a pending record\n"
 		   "                 whose supervisor still runs only with --force), or\n"
 		   "                 print the forget log.  --tenant and --user narrow a\n"
 		   "                 MESSAGE_ID used by several.  check: the ledger's\n"
 		   "                 identity (ledger.id against the database) and SQLite's\n"
-		   "                 full integrity check, changing nothing.  Exit 0 ok, 1\n"
+		   "                 full integrity check (PostgreSQL: schema version, id and\n"
+		   "                 counts), changing nothing.  Exit 0 ok, 1\n"
 		   "                 not found (or refused, a problem found, the ledger\n"
 		   "                 unreadable), 2 usage error\n"
 		   "  --help         this text\n"
@@ -198,6 +207,23 @@ out:
 
 static int cmd_run_signals(struct run_opts *o);
 
+/* --ledger URL against --state-dir, for run, serve and ledger: NULL when
+ * they fit, else why not.  Both at once is refused rather than one
+ * silently winning: which ledger holds the replay records decides whether
+ * a retried call runs again.  A value that is not a URL is refused here,
+ * never taken for a directory. */
+static const char *ledger_opt_problem(const char *state_dir, const char *ledger)
+{
+	if (ledger == NULL)
+		return NULL;
+	if (state_dir != NULL)
+		return "--ledger and --state-dir exclude each other (the ledger is on the server or under the "
+		       "directory, not both)";
+	if (!ledger_is_url(ledger))
+		return "--ledger takes a postgresql:// or postgres:// URL (docs/ledger.md, \"PostgreSQL\")";
+	return NULL;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
@@ -209,6 +235,7 @@ static int cmd_run(int argc, char **argv)
 					      { "out", required_argument, NULL, 'o' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "state-dir", required_argument, NULL, 's' },
+					      { "ledger", required_argument, NULL, 'G' },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
 					      { "trust-dir", required_argument, NULL, 'T' },
@@ -241,6 +268,7 @@ static int cmd_run(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case 'k': o.trusted_key = optarg; break;
 		case 's': o.state_dir = optarg; break;
+		case 'G': o.ledger = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
 		case 'T': o.trust_dir = optarg; break;
@@ -259,6 +287,10 @@ static int cmd_run(int argc, char **argv)
 	if (optind != argc || o.policy == NULL || o.code == NULL) {
 		fprintf(stderr, "cordon run: needs --policy BLOB and --code FILE, and no other arguments\n"
 				"Try 'cordon --help'.\n");
+		return EXIT_USAGE;
+	}
+	if (ledger_opt_problem(o.state_dir, o.ledger) != NULL) {
+		fprintf(stderr, "cordon run: %s\n", ledger_opt_problem(o.state_dir, o.ledger));
 		return EXIT_USAGE;
 	}
 	/* Checked here so a typo is a usage error before anything runs; run.c
@@ -374,7 +406,7 @@ static int listen_ok(const char *text)
 static int cmd_serve(int argc, char **argv)
 {
 	enum { O_SOCKET_MODE = 256, O_SOCKET_GROUP, O_MAX_CONC, O_QUEUE_TIMEOUT, O_MAX_BODY, O_BODY_TIMEOUT,
-	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN };
+	       O_INLINE_MAX, O_RETAIN, O_GRACE, O_WORK_DIR, O_TRUST_DIR, O_LINT_CLEAN, O_LEDGER };
 	static const struct option opts[] = { { "policies", required_argument, NULL, 'p' },
 					      { "trusted-key", required_argument, NULL, 'k' },
 					      { "socket", required_argument, NULL, 'u' },
@@ -393,6 +425,7 @@ static int cmd_serve(int argc, char **argv)
 					      { "grace", required_argument, NULL, O_GRACE },
 					      { "work-dir", required_argument, NULL, O_WORK_DIR },
 					      { "state-dir", required_argument, NULL, 's' },
+					      { "ledger", required_argument, NULL, O_LEDGER },
 					      { "secrets", required_argument, NULL, 'S' },
 					      { "host-ids", required_argument, NULL, 'H' },
 					      { "trust-dir", required_argument, NULL, O_TRUST_DIR },
@@ -495,6 +528,7 @@ static int cmd_serve(int argc, char **argv)
 			o.lint_level = lv;
 			break;
 		case 's': o.state_dir = optarg; break;
+		case O_LEDGER: o.ledger = optarg; break;
 		case 'S': o.secrets = optarg; break;
 		case 'H': o.host_ids = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -503,6 +537,8 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (optind != argc)
 		return serve_usage("unexpected argument '%s'", argv[optind]);
+	if (ledger_opt_problem(o.state_dir, o.ledger) != NULL)
+		return serve_usage("%s", ledger_opt_problem(o.state_dir, o.ledger));
 	if (o.policies == NULL)
 		return serve_usage("needs --policies DIR (the signed *.cpol blobs)");
 	/* Without --trusted-key the trust directory's keys sign (checked,
@@ -540,7 +576,7 @@ static int cmd_serve(int argc, char **argv)
 /* ---- cordon ledger ------------------------------------------------------ */
 
 struct ledger_opts {
-	const char *state_dir, *reason;
+	const char *state_dir, *ledger, *reason;
 	struct ledger_filter f;
 	int json, force;
 };
@@ -767,15 +803,18 @@ static int ledger_check_cmd(const char *dir)
 		fprintf(stderr, "cordon ledger: %s\n", err);
 		return EXIT_NO;
 	}
+	/* A URL is not repeated: it may carry a password. */
 	if (r > 0)
-		fprintf(stderr, "cordon ledger: %d problem%s in the ledger under %s (docs/ledger.md, recovering)\n",
-			problems, problems == 1 ? "" : "s", dir);
+		fprintf(stderr, "cordon ledger: %d problem%s in the ledger %s%s (docs/ledger.md, recovering)\n",
+			problems, problems == 1 ? "" : "s", ledger_is_url(dir) ? "on its server" : "under ",
+			ledger_is_url(dir) ? "" : dir);
 	return r > 0 ? EXIT_NO : 0;
 }
 
 static int cmd_ledger(int argc, char **argv)
 {
 	static const struct option opts[] = { { "state-dir", required_argument, NULL, 's' },
+					      { "ledger", required_argument, NULL, 'G' },
 					      { "app", required_argument, NULL, 'a' },
 					      { "tool", required_argument, NULL, 't' },
 					      { "tenant", required_argument, NULL, 'T' },
@@ -800,6 +839,7 @@ static int cmd_ledger(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:a:t:T:u:S:r:fjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.state_dir = optarg; break;
+		case 'G': o.ledger = optarg; break;
 		case 'a': o.f.app = optarg; break;
 		case 't': o.f.tool = optarg; break;
 		case 'T': o.f.tenant = optarg; break;
@@ -843,13 +883,19 @@ static int cmd_ledger(int argc, char **argv)
 	} else if (strcmp(verb, "check") == 0) {
 		if (nargs != 0 || o.reason || o.force || o.json || o.f.app || o.f.tool || o.f.tenant || o.f.user ||
 		    o.f.state)
-			return ledger_usage("check takes --state-dir and no arguments");
+			return ledger_usage("check takes --state-dir or --ledger and no arguments");
 	} else {
 		return ledger_usage("needs list, show, forget, forgotten or check");
 	}
 
+	if (ledger_opt_problem(o.state_dir, o.ledger) != NULL)
+		return ledger_usage(ledger_opt_problem(o.state_dir, o.ledger));
 	rc = EXIT_NO;
-	if (ledger_state_dir(o.state_dir, geteuid() != 0, dir, sizeof(dir), err, sizeof(err)) != 0) {
+	if (o.ledger != NULL) {
+		if (strlen(o.ledger) >= sizeof(dir))
+			return ledger_usage("--ledger: the URL is too long");
+		memcpy(dir, o.ledger, strlen(o.ledger) + 1);
+	} else if (ledger_state_dir(o.state_dir, geteuid() != 0, dir, sizeof(dir), err, sizeof(err)) != 0) {
 		fprintf(stderr, "cordon ledger: %s\n", err);
 		return EXIT_USAGE;
 	}

@@ -308,7 +308,7 @@ out:
 
 int run_execute(const struct run_opts *o, FILE *out, FILE *errs)
 {
-	struct sandbox_host_opts ho = { .state_dir = o->state_dir, .secrets = o->secrets, .host_ids = o->host_ids };
+	struct sandbox_host_opts ho = { .state_dir = o->state_dir, .ledger = o->ledger, .secrets = o->secrets, .host_ids = o->host_ids };
 	struct sandbox_host h;
 	struct sandbox_err e;
 	struct run_req *r = calloc(1, sizeof(*r));

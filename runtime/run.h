@@ -27,6 +27,7 @@ struct run_opts {
 	int allow_unsigned;      /* --allow-unsigned: run what the trust directory would refuse */
 	int lint_level;          /* --require-lint-clean[=LEVEL]: enum lint_gate_level; LINT_GATE_OFF */
 	const char *state_dir;   /* the ledger; NULL: /var/lib/cordon (root) or ~/.local/state/cordon */
+	const char *ledger;      /* --ledger URL: the ledger on a PostgreSQL server; excludes state_dir */
 	const char *secrets;     /* NAME=value file for the tools' env_from; NULL: the environment only */
 	/* --host-ids FIRST:COUNT or FIRST-LAST, already checked by
 	 * hostid_range_parse() (runtime/hostid.h); NULL: HOSTID_RANGE_DEFAULT_TEXT.

@@ -256,6 +256,22 @@ static uint64_t now_ms(void)
 
 /* ---- host ---------------------------------------------------------------- */
 
+/* h->state_dir <- where the ledger is: --ledger's URL as given (no
+ * directory is derived from it, and a URL is never a path), else the state
+ * directory. */
+static int sandbox_ledger_place(const struct sandbox_host_opts *o, struct sandbox_host *h, char *err, size_t n)
+{
+	if (o->ledger == NULL)
+		return ledger_state_dir(o->state_dir, h->rootless, h->state_dir, sizeof(h->state_dir), err, n);
+	if (!ledger_is_url(o->ledger) || strlen(o->ledger) >= sizeof(h->state_dir)) {
+		snprintf(err, n, "ledger: --ledger takes a postgresql:// or postgres:// URL of at most %zu bytes",
+			 sizeof(h->state_dir) - 1);
+		return -1;
+	}
+	memcpy(h->state_dir, o->ledger, strlen(o->ledger) + 1);
+	return 0;
+}
+
 int sandbox_host_probe(struct sandbox_host *h, const struct sandbox_host_opts *o, struct sandbox_err *e)
 {
 	char err[512];
@@ -277,8 +293,8 @@ int sandbox_host_probe(struct sandbox_host *h, const struct sandbox_host_opts *o
 		snprintf(e->msg, sizeof(e->msg), "%.900s", err);
 		return -1;
 	}
-	if (ledger_state_dir(o->state_dir, h->rootless, h->state_dir, sizeof(h->state_dir), err, sizeof(err)) != 0 ||
-	    (o->share_ledger && h->state_dir[0] != '\0' &&
+	if (sandbox_ledger_place(o, h, err, sizeof(err)) != 0 ||
+	    ((o->share_ledger || o->ledger != NULL) && h->state_dir[0] != '\0' &&
 	     (ledger_default_parents(h->state_dir, h->rootless, err, sizeof(err)) != 0 ||
 	      ledger_open(h->state_dir, &h->ledger, err, sizeof(err)) != 0))) {
 		h->ledger = NULL;

@@ -66,6 +66,11 @@ struct ledger;
 /* What main() says about the host; all may be NULL for the defaults. */
 struct sandbox_host_opts {
 	const char *state_dir; /* the ledger; NULL: /var/lib/cordon or ~/.local/state/cordon */
+	/* --ledger: a postgresql:// URL naming the ledger instead of
+	 * state_dir (main() refuses both).  Opened here whatever
+	 * share_ledger says: an unreachable server is a harness error
+	 * before any program runs, not a failure of its first tool call. */
+	const char *ledger;
 	const char *secrets;   /* NAME=value file for the tools' env_from */
 	const char *host_ids;  /* --host-ids text; NULL: HOSTID_RANGE_DEFAULT_TEXT */
 	/* Open the ledger here, once, and share it among every sandbox of
@@ -80,7 +85,7 @@ struct sandbox_host {
 	int rootless;
 	struct cg_host cgh;     /* all empty when the host has no cgroups */
 	int landlock_abi;
-	char state_dir[PATH_MAX];
+	char state_dir[PATH_MAX]; /* the ledger's place: a state directory, or --ledger's URL */
 	struct secrets *secrets;
 	struct hostid_range ids;
 	struct ledger *ledger;  /* share_ledger and a state directory: open */

@@ -50,6 +50,20 @@ struct ledger;
 int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n);
 void ledger_close(struct ledger *l);
 
+/*
+ * PostgreSQL (docs/ledger.md "PostgreSQL"): wherever a state directory is
+ * taken above and below (ledger_open, ledger_check, ledger_exists), a
+ * postgresql:// or postgres:// URL names a server instead, for a fleet of
+ * hosts sharing one ledger.  Its schema is migrated on open under an
+ * advisory lock, its id is kept in the database, and a pending record's
+ * owner is a lease the handle renews, so another host can tell a crashed
+ * owner from a running one.  An unreachable server or a bad URL is an
+ * error naming the server (never its password), never SQLite instead.
+ */
+int ledger_is_url(const char *where);
+/* "sqlite" or "postgresql": which back end l was opened on. */
+const char *ledger_backend(const struct ledger *l);
+
 /* The schema version this build writes (PRAGMA user_version). */
 int ledger_schema_version(void);
 
@@ -169,7 +183,8 @@ int ledger_default_parents(const char *state_dir, int rootless, char *err, size_
 /* 1 when state_dir holds a ledger (its database, or its identity file:
  * a ledger whose database is gone is still one, and opening it says
  * what is wrong), else 0; creates nothing (a listing must not make a
- * ledger where there was none). */
+ * ledger where there was none).  For a URL: 0 only when the server
+ * answers that it holds no ledger; 1 when it does or cannot be asked. */
 int ledger_exists(const char *state_dir);
 
 enum ledger_owner_state {

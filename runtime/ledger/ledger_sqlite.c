@@ -30,17 +30,11 @@
 
 #include "runtime/ledger/ledger.h"
 #include "runtime/ledger/ledger_id.h"
+#include "runtime/ledger/ledger_common.h"
+#include "runtime/ledger/ledger_backend.h"
 
 #define LEDGER_FILE "ledger.sqlite3"
 #define LEDGER_BUSY_MS 5000
-/* Day counters and the run counters of crashed runs are kept this long. */
-#define LEDGER_KEEP_DAYS 30
-/* Names and ids come from the policy and from the sandbox's request; the
- * bridge bounds the frame, this bounds what one row may hold. */
-#define LEDGER_MAX_ID 1024
-/* Polling a pending record: the first retry soon (a same-process owner is
- * usually about to finish), then no more often than this. */
-#define LEDGER_POLL_MAX_MS 50
 
 /*
  * The schema, one step per version: step i takes user_version i to i + 1 in
@@ -155,7 +149,7 @@ static const char *const ledger_steps[] = {
 	" reason TEXT NOT NULL"
 	");",
 	/* v5: the ledger's identity (ledger_id.h).  The step makes the table;
-	 * ledger_open() draws the id and writes its row in a transaction of
+	 * ledger_sq_open() draws the id and writes its row in a transaction of
 	 * its own, because a step is fixed text and the id is random. */
 	"CREATE TABLE ledger_meta ("
 	" key TEXT PRIMARY KEY NOT NULL,"
@@ -165,7 +159,7 @@ static const char *const ledger_steps[] = {
 #define LEDGER_VERSION ((int)(sizeof(ledger_steps) / sizeof(ledger_steps[0])))
 /* The first version with ledger_meta, so with an id. */
 #define LEDGER_ID_SINCE 5
-/* SQLite's report quoted in an error from ledger_open(): its first lines. */
+/* SQLite's report quoted in an error from ledger_sq_open(): its first lines. */
 #define LEDGER_CHECK_QUOTED 2
 
 /* Statements prepared once per connection, on first use. */
@@ -236,17 +230,8 @@ static const char *const ledger_sql_text[SQL_COUNT] = {
 				" FROM replay_forgotten ORDER BY rowid",
 };
 
-/* Who a process is on this host: pid and start time (clock ticks since
- * boot, /proc/<pid>/stat field 22) so a reused pid is not taken for the
- * owner, plus the boot and pid namespace both are relative to. */
-struct ledger_owner {
-	int64_t pid;
-	int64_t start;
-	char boot[64]; /* /proc/sys/kernel/random/boot_id, "" when unreadable */
-	int64_t pidns; /* inode of /proc/self/ns/pid, 0 when unreadable */
-};
 
-struct ledger {
+struct ledger_sq {
 	sqlite3 *db;
 	/* The state directory, and which file the database was when opened:
 	 * every transaction first checks that the name still means it. */
@@ -264,7 +249,7 @@ struct ledger {
 	int first_rc;
 };
 
-static int ledger_dberr(struct ledger *l, const char *what, char *err, size_t n)
+static int ledger_dberr(struct ledger_sq *l, const char *what, char *err, size_t n)
 {
 	if (l->first_rc == SQLITE_OK)
 		l->first_rc = sqlite3_errcode(l->db);
@@ -272,136 +257,11 @@ static int ledger_dberr(struct ledger *l, const char *what, char *err, size_t n)
 	return -1;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Sleeps *step ms, cut to what is left before deadline (CLOCK_MONOTONIC
- * ms), and doubles *step up to LEDGER_POLL_MAX_MS.  Returns 0, without
- * sleeping, once the deadline has passed; -1 as soon as cancel_fd (when
- * >= 0) is readable, so a run that ends never waits here; 1 otherwise. */
-static int ledger_nap(uint64_t deadline, uint64_t *step, int cancel_fd)
-{
-	uint64_t now = now_ms(), len = *step;
-	struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
-
-	if (now >= deadline)
-		return 0;
-	if (len > deadline - now)
-		len = deadline - now;
-	if (poll(&pfd, cancel_fd >= 0 ? 1 : 0, (int)len) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-		return -1;
-	*step = *step * 2 > LEDGER_POLL_MAX_MS ? LEDGER_POLL_MAX_MS : *step * 2;
-	return 1;
-}
-
-/* ---- process identity ------------------------------------------------- */
-
-/* Reads the state letter and start time of pid (0: this process, through
- * /proc/self, whatever pid namespace /proc was mounted for).  Returns 0, or
- * -1 with errno (ENOENT: no such process). */
-static int proc_stat_read(int64_t pid, char *state, int64_t *start)
-{
-	char path[64], buf[1024], *p, *end;
-	ssize_t got;
-	size_t len = 0;
-	unsigned long long v;
-	int fd, i;
-
-	if (pid == 0)
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	else
-		snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	while (len < sizeof(buf) - 1) {
-		got = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-	}
-	close(fd);
-	buf[len] = '\0';
-	/* comm (field 2) may hold spaces and ')': the last ')' ends it. */
-	p = strrchr(buf, ')');
-	if (p == NULL || p[1] != ' ' || p[2] == '\0')
-		goto bad;
-	p += 2;
-	*state = *p;
-	/* p is at field 3; field 22 is 19 fields on. */
-	for (i = 3; i < 22; i++) {
-		p = strchr(p, ' ');
-		if (p == NULL)
-			goto bad;
-		p++;
-	}
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (end == p || (*end != ' ' && *end != '\n' && *end != '\0') || errno != 0 || v > INT64_MAX)
-		goto bad;
-	*start = (int64_t)v;
-	return 0;
-bad:
-	errno = EPROTO;
-	return -1;
-}
-
-static void owner_self(struct ledger_owner *o)
-{
-	struct stat st;
-	ssize_t got;
-	int fd;
-
-	memset(o, 0, sizeof(*o));
-	o->pid = getpid();
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		got = read(fd, o->boot, sizeof(o->boot) - 1);
-		o->boot[got > 0 ? got : 0] = '\0';
-		o->boot[strcspn(o->boot, "\n")] = '\0';
-		close(fd);
-	}
-	if (stat("/proc/self/ns/pid", &st) == 0)
-		o->pidns = (int64_t)st.st_ino;
-}
-
-enum owner_liveness { OWNER_GONE, OWNER_ALIVE, OWNER_UNKNOWN };
-
-/* Is the owner of a pending record still running?  Only a definite "gone"
- * lets the caller answer IN_DOUBT at once; an owner that cannot be checked
- * from here is waited for like a live one. */
-static enum owner_liveness owner_check(const struct ledger_owner *self, const struct ledger_owner *o)
-{
-	int64_t start;
-	char state;
-
-	if (o->boot[0] != '\0' && self->boot[0] != '\0' && strcmp(o->boot, self->boot) != 0)
-		return OWNER_GONE; /* written before a reboot: every process of then is gone */
-	if (o->pidns != 0 && self->pidns != 0 && o->pidns != self->pidns)
-		return OWNER_UNKNOWN; /* its pid means nothing in our namespace */
-	if (o->pid == self->pid && o->start == self->start)
-		return OWNER_ALIVE; /* another thread of ours, or the same id twice */
-	if (o->pid <= 0 || o->pid > INT32_MAX)
-		return OWNER_GONE;
-	if (proc_stat_read(o->pid, &state, &start) != 0)
-		return errno == ENOENT || errno == ESRCH ? OWNER_GONE : OWNER_UNKNOWN;
-	/* A zombie has finished all it will ever do. */
-	if (start != o->start || state == 'Z' || state == 'X' || state == 'x')
-		return OWNER_GONE;
-	return OWNER_ALIVE;
-}
 
 /* ---- statements and transactions ------------------------------------- */
 
 /* The statement for sql, reset and unbound, ready for binding. */
-static sqlite3_stmt *ledger_stmt(struct ledger *l, enum ledger_sql sql, char *err, size_t n)
+static sqlite3_stmt *ledger_stmt(struct ledger_sq *l, enum ledger_sql sql, char *err, size_t n)
 {
 	if (l->stmt[sql] == NULL &&
 	    sqlite3_prepare_v3(l->db, ledger_sql_text[sql], -1, SQLITE_PREPARE_PERSISTENT, &l->stmt[sql], NULL) !=
@@ -446,7 +306,7 @@ static int bind_owner(sqlite3_stmt *st, int at, const struct ledger_owner *o)
 
 /* Runs a statement that returns no row, after binding texts ?1..?count
  * and then one integer at ?count+1 unless nums is 0. */
-static int ledger_run(struct ledger *l, enum ledger_sql sql, const char *const *v, int count, int nums,
+static int ledger_run(struct ledger_sq *l, enum ledger_sql sql, const char *const *v, int count, int nums,
 		      int64_t num, const char *what, char *err, size_t n)
 {
 	sqlite3_stmt *st = ledger_stmt(l, sql, err, n);
@@ -469,7 +329,7 @@ static int ledger_run(struct ledger *l, enum ledger_sql sql, const char *const *
 }
 
 /* One integer column of the row the key names; 0 when there is no row. */
-static int ledger_count(struct ledger *l, enum ledger_sql sql, const char *const *key, int count, int64_t *out,
+static int ledger_count(struct ledger_sq *l, enum ledger_sql sql, const char *const *key, int count, int64_t *out,
 			char *err, size_t n)
 {
 	sqlite3_stmt *st = ledger_stmt(l, sql, err, n);
@@ -499,7 +359,7 @@ static int ledger_count(struct ledger *l, enum ledger_sql sql, const char *const
  * identity file names a ledger that is not there).  One fstatat per
  * transaction, beside a commit's fsync.
  */
-static int ledger_same_file(struct ledger *l, char *err, size_t n)
+static int ledger_same_file(struct ledger_sq *l, char *err, size_t n)
 {
 	struct stat st;
 
@@ -514,7 +374,7 @@ static int ledger_same_file(struct ledger *l, char *err, size_t n)
 }
 
 /* Takes the mutex and opens the transaction; on failure holds neither. */
-static int ledger_tx_begin(struct ledger *l, char *err, size_t n)
+static int ledger_tx_begin(struct ledger_sq *l, char *err, size_t n)
 {
 	if (l->self.pid != getpid()) {
 		/* An SQLite connection must not cross fork(): its locks stay
@@ -534,7 +394,7 @@ static int ledger_tx_begin(struct ledger *l, char *err, size_t n)
 
 /* Commits when ok, else rolls back; releases the mutex.  Returns 0 when
  * ok and the commit went through. */
-static int ledger_tx_end(struct ledger *l, int ok, char *err, size_t n)
+static int ledger_tx_end(struct ledger_sq *l, int ok, char *err, size_t n)
 {
 	int rc = -1;
 
@@ -688,7 +548,7 @@ fail:
 	return -1;
 }
 
-static int ledger_user_version(struct ledger *l, int *v, char *err, size_t n)
+static int ledger_user_version(struct ledger_sq *l, int *v, char *err, size_t n)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -707,7 +567,7 @@ static int ledger_user_version(struct ledger *l, int *v, char *err, size_t n)
 /* Applies the missing steps, one transaction each.  The version is read
  * inside the write transaction, so two processes opening a fresh ledger at
  * once apply each step exactly once. */
-static int ledger_migrate(struct ledger *l, void *arg, char *err, size_t n)
+static int ledger_migrate(struct ledger_sq *l, void *arg, char *err, size_t n)
 {
 	char sql[64], what[64];
 	int v;
@@ -751,7 +611,7 @@ static int ledger_busy(int code)
 /* Runs step until it succeeds, fails for another reason than a busy
  * database, or the deadline passes.  A step is whole transactions that a
  * busy failure rolled back, so running it again is safe. */
-static int ledger_retry(struct ledger *l, int (*step)(struct ledger *, void *, char *, size_t), void *arg,
+static int ledger_retry(struct ledger_sq *l, int (*step)(struct ledger_sq *, void *, char *, size_t), void *arg,
 			uint64_t deadline, char *err, size_t n)
 {
 	uint64_t nap = 1;
@@ -774,7 +634,7 @@ static int ledger_retry(struct ledger *l, int (*step)(struct ledger *, void *, c
  * a fresh state directory together hit exactly that, so a busy answer is
  * tried again (ledger_retry).
  */
-static int ledger_wal(struct ledger *l, void *arg, char *err, size_t n)
+static int ledger_wal(struct ledger_sq *l, void *arg, char *err, size_t n)
 {
 	sqlite3_stmt *st = NULL;
 	const char *mode;
@@ -805,7 +665,7 @@ static int ledger_past(void *arg)
 {
 	const uint64_t *deadline = arg;
 
-	return now_ms() >= *deadline;
+	return ledger_now_ms() >= *deadline;
 }
 
 /*
@@ -818,10 +678,10 @@ static int ledger_past(void *arg)
  * the check stops at it (SQLite's progress handler).  Returns 0 checked, 1
  * stopped at the bound, -1 with err when SQLite could not run it.
  */
-static int ledger_integrity(struct ledger *l, uint64_t bound_ms, void (*fn)(const char *, void *), void *arg,
+static int ledger_integrity(struct ledger_sq *l, uint64_t bound_ms, void (*fn)(const char *, void *), void *arg,
 			    int *bad, char *err, size_t n)
 {
-	uint64_t deadline = now_ms() + bound_ms;
+	uint64_t deadline = ledger_now_ms() + bound_ms;
 	sqlite3_stmt *st = NULL;
 	const char *line;
 	int rc;
@@ -851,7 +711,7 @@ static int ledger_integrity(struct ledger *l, uint64_t bound_ms, void (*fn)(cons
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* The first lines of a failed check, for the error of ledger_open(). */
+/* The first lines of a failed check, for the error of ledger_sq_open(). */
 struct ledger_quote {
 	char text[200];
 	int lines;
@@ -866,7 +726,7 @@ static void ledger_quote_line(const char *line, void *arg)
 		snprintf(q->text + used, sizeof(q->text) - used, "%s%s", used ? "; " : "", line);
 }
 
-static int ledger_open_check(struct ledger *l, void *arg, char *err, size_t n)
+static int ledger_open_check(struct ledger_sq *l, void *arg, char *err, size_t n)
 {
 	struct ledger_quote q = { "", 0 };
 	int bad;
@@ -875,7 +735,7 @@ static int ledger_open_check(struct ledger *l, void *arg, char *err, size_t n)
 	if (ledger_integrity(l, LEDGER_OPEN_CHECK_MS, ledger_quote_line, &q, &bad, err, n) < 0)
 		return -1;
 	/* Stopped at the bound: what it reached was sound, the rest is
-	 * ledger_check()'s (docs/ledger.md says why that is enough). */
+	 * ledger_sq_check()'s (docs/ledger.md says why that is enough). */
 	if (bad == 0)
 		return 0;
 	ledger_errf(err, n, "ledger: %s failed its integrity check: %s%s (cordon ledger check; docs/ledger.md, recovering)",
@@ -887,7 +747,7 @@ static int ledger_open_check(struct ledger *l, void *arg, char *err, size_t n)
 
 /* The id inside the database; "" when it has none (a schema before v5, or
  * no row).  A value that is not an id is an error. */
-static int ledger_db_id(struct ledger *l, char *id, char *err, size_t n)
+static int ledger_db_id(struct ledger_sq *l, char *id, char *err, size_t n)
 {
 	sqlite3_stmt *st = NULL;
 	const char *v;
@@ -920,7 +780,7 @@ static int ledger_db_id(struct ledger *l, char *id, char *err, size_t n)
 
 /* With an identity file: the database must hold the id it names.  Before
  * migrating, so that a database refused is a database left as it was. */
-static int ledger_id_match(struct ledger *l, void *arg, char *err, size_t n)
+static int ledger_id_match(struct ledger_sq *l, void *arg, char *err, size_t n)
 {
 	const struct ledger_id *named = arg;
 	/* The directory is the path less its last component. */
@@ -947,7 +807,7 @@ static int ledger_id_match(struct ledger *l, void *arg, char *err, size_t n)
 /* Without an identity file: the database's id, drawn now when it has
  * none, in one write transaction, so of many processes opening a fresh
  * directory (or an old ledger) at once exactly one draws it. */
-static int ledger_id_take(struct ledger *l, void *arg, char *err, size_t n)
+static int ledger_id_take(struct ledger_sq *l, void *arg, char *err, size_t n)
 {
 	struct ledger_id *id = arg;
 	sqlite3_stmt *st = NULL;
@@ -982,7 +842,7 @@ out:
 /* The database's id, committed, goes to the identity file.  Never the
  * other way round: a file naming an id that no database holds would make
  * the directory refuse itself. */
-static int ledger_id_adopt(struct ledger *l, uint64_t deadline, const char *dir, char *err, size_t n)
+static int ledger_id_adopt(struct ledger_sq *l, uint64_t deadline, const char *dir, char *err, size_t n)
 {
 	struct ledger_id mine, theirs;
 	int r;
@@ -1015,15 +875,15 @@ int ledger_schema_version(void)
 	return LEDGER_VERSION;
 }
 
-const char *ledger_id(const struct ledger *l)
+const char *ledger_sq_id(const struct ledger_sq *l)
 {
 	return l->id;
 }
 
-/* A handle holding nothing yet: ledger_close() frees it from any state. */
-static struct ledger *ledger_new(char *err, size_t n)
+/* A handle holding nothing yet: ledger_sq_close() frees it from any state. */
+static struct ledger_sq *ledger_new(char *err, size_t n)
 {
-	struct ledger *l = calloc(1, sizeof(*l));
+	struct ledger_sq *l = calloc(1, sizeof(*l));
 
 	if (l == NULL) {
 		ledger_errf(err, n, "ledger: out of memory");
@@ -1041,7 +901,7 @@ static struct ledger *ledger_new(char *err, size_t n)
 /* Opens the SQLite connection to l->path (no SQLITE_OPEN_CREATE: the file
  * was checked or made 0600 before; if it is gone now, something else is at
  * work in the directory) and records which file it is. */
-static int ledger_db_open(struct ledger *l, int flags, char *err, size_t n)
+static int ledger_db_open(struct ledger_sq *l, int flags, char *err, size_t n)
 {
 	struct stat st;
 
@@ -1066,15 +926,13 @@ static int ledger_db_open(struct ledger *l, int flags, char *err, size_t n)
 	return 0;
 }
 
-int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
+int ledger_sq_open(const char *state_dir, struct ledger_sq **out, char *err, size_t n)
 {
 	char dir[PATH_MAX];
-	struct ledger *l = NULL;
+	struct ledger_sq *l = NULL;
 	struct ledger_id named;
 	uint64_t deadline;
 	int rc = -1, has_id;
-	int64_t start;
-	char state;
 
 	if (out == NULL) {
 		ledger_errf(err, n, "ledger: no place for the handle");
@@ -1086,13 +944,8 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 		return -1;
 	if (ledger_paths(state_dir, dir, sizeof(dir), l->path, sizeof(l->path), err, n) != 0)
 		goto out;
-	owner_self(&l->self);
-	if (proc_stat_read(0, &state, &start) != 0) {
-		ledger_errf(err, n, "ledger: cannot read this process's start time from /proc/self/stat: %s",
-			    strerror(errno));
+	if (ledger_owner_self(&l->self, err, n) != 0)
 		goto out;
-	}
-	l->self.start = start;
 
 	/* 1. The directory, then what its identity file says, before the
 	 * database is looked at: with the file there, a missing database
@@ -1106,7 +959,7 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 	 * the switch needs the write lock. */
 	if (ledger_db_open(l, SQLITE_OPEN_READWRITE, err, n) != 0)
 		goto out;
-	deadline = now_ms() + LEDGER_BUSY_MS;
+	deadline = ledger_now_ms() + LEDGER_BUSY_MS;
 	if (ledger_retry(l, ledger_wal, NULL, deadline, err, n) != 0)
 		goto out;
 	/* synchronous=FULL: a `pending` record must be on disk before the
@@ -1135,11 +988,11 @@ int ledger_open(const char *state_dir, struct ledger **out, char *err, size_t n)
 	l = NULL;
 	rc = 0;
 out:
-	ledger_close(l);
+	ledger_sq_close(l);
 	return rc;
 }
 
-void ledger_close(struct ledger *l)
+void ledger_sq_close(struct ledger_sq *l)
 {
 	int i;
 
@@ -1182,7 +1035,7 @@ static void finding_integrity(const char *line, void *arg)
 
 /* The replay records, counted for the notes: an operator reading "ok"
  * sees which ledger it was about. */
-static void ledger_check_counts(struct ledger *l, struct ledger_findings *f)
+static void ledger_check_counts(struct ledger_sq *l, struct ledger_findings *f)
 {
 	sqlite3_stmt *st = NULL;
 
@@ -1194,11 +1047,11 @@ static void ledger_check_counts(struct ledger *l, struct ledger_findings *f)
 	sqlite3_finalize(st);
 }
 
-int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *err, size_t n)
+int ledger_sq_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *err, size_t n)
 {
 	struct ledger_findings f = { fn, arg, 0 };
 	struct ledger_id named;
-	struct ledger *l = NULL;
+	struct ledger_sq *l = NULL;
 	char dir[PATH_MAX], why[512], have[LEDGER_ID_HEX + 1];
 	struct stat st;
 	int rc = -1, has_id, ver, bad;
@@ -1233,7 +1086,7 @@ int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *e
 		rc = 1;
 		goto out;
 	}
-	/* The same refusals as ledger_open(), without creating anything. */
+	/* The same refusals as ledger_sq_open(), without creating anything. */
 	if (ledger_file_check(l->dfd, dir, has_id > 0 ? &named : NULL, why, sizeof(why)) != 0) {
 		finding(&f, 1, "%s", why);
 		rc = 1;
@@ -1278,76 +1131,19 @@ int ledger_check(const char *state_dir, ledger_finding_fn fn, void *arg, char *e
 	ledger_check_counts(l, &f);
 	rc = f.problems ? 1 : 0;
 out:
-	ledger_close(l);
+	ledger_sq_close(l);
 	return rc;
 }
 
 /* ---- argument checks -------------------------------------------------- */
 
-static int id_ok(const char *s, int may_be_empty)
-{
-	return s != NULL && (may_be_empty || s[0] != '\0') && strnlen(s, LEDGER_MAX_ID + 1) <= LEDGER_MAX_ID;
-}
-
-/* "YYYY-MM-DD", a real date: it keys the day counter and the prune. */
-static int day_ok(const char *d)
-{
-	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	int i, y, m, dd;
-
-	if (d == NULL || strnlen(d, 11) != 10)
-		return 0;
-	for (i = 0; i < 10; i++)
-		if (i == 4 || i == 7 ? d[i] != '-' : (d[i] < '0' || d[i] > '9'))
-			return 0;
-	y = atoi(d);
-	m = atoi(d + 5);
-	dd = atoi(d + 8);
-	if (m < 1 || m > 12 || dd < 1 || dd > mdays[m - 1])
-		return 0;
-	return !(m == 2 && dd == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)));
-}
-
-static int digest_ok(const char *h)
-{
-	int i;
-
-	if (h == NULL)
-		return 0;
-	for (i = 0; i < 64; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
-			return 0;
-	return h[64] == '\0';
-}
-
-/* The fields every call names; what each is, in the error. */
-static int call_ok(struct ledger *l, const struct ledger_call *c, char *err, size_t n)
-{
-	if (l == NULL || c == NULL) {
-		ledger_errf(err, n, "ledger: no ledger or no call");
-		return 0;
-	}
-	if (!id_ok(c->app, 0) || !id_ok(c->tool, 0) || !id_ok(c->exec_id, 0)) {
-		ledger_errf(err, n, "ledger: app, tool and exec_id must be non-empty and at most %d bytes",
-			    LEDGER_MAX_ID);
-		return 0;
-	}
-	/* NULL is a caller that forgot the tenant, not one that has none: read
-	 * as "", it would share every tenant-less record and counter. */
-	if (!id_ok(c->tenant, 1)) {
-		ledger_errf(err, n, "ledger: the call needs a tenant (\"\" for none) of at most %d bytes",
-			    LEDGER_MAX_ID);
-		return 0;
-	}
-	return 1;
-}
 
 /* ---- budgets ---------------------------------------------------------- */
 
 /* Day counters older than LEDGER_KEEP_DAYS before the call's day, and the
- * counters of runs that ended without ledger_run_end(), go once per call
+ * counters of runs that ended without ledger_sq_run_end(), go once per call
  * day per handle: an index range scan, inside the counting transaction. */
-static int budget_prune(struct ledger *l, const struct ledger_call *c, int64_t now, char *err, size_t n)
+static int budget_prune(struct ledger_sq *l, const struct ledger_call *c, int64_t now, char *err, size_t n)
 {
 	if (strcmp(l->pruned_day, c->day) == 0)
 		return 0;
@@ -1361,7 +1157,7 @@ static int budget_prune(struct ledger *l, const struct ledger_call *c, int64_t n
 	return 0;
 }
 
-enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call *c, uint32_t max_run,
+enum ledger_budget ledger_sq_budget_take(struct ledger_sq *l, const struct ledger_call *c, uint32_t max_run,
 				      uint32_t max_day, char *err, size_t n)
 {
 	const char *run_key[2], *day_key[5];
@@ -1369,9 +1165,9 @@ enum ledger_budget ledger_budget_take(struct ledger *l, const struct ledger_call
 	int64_t now = (int64_t)time(NULL), run = 0, day = 0;
 	int ok = 0;
 
-	if (!call_ok(l, c, err, n))
+	if (!ledger_arg_call(l, c, err, n))
 		return LEDGER_BUDGET_ERROR;
-	if (!id_ok(c->user, 1) || !day_ok(c->day)) {
+	if (!ledger_arg_id(c->user, 1) || !ledger_arg_day(c->day)) {
 		ledger_errf(err, n, "ledger: the call needs a user (\"\" for none) and a day as YYYY-MM-DD");
 		return LEDGER_BUDGET_ERROR;
 	}
@@ -1412,11 +1208,11 @@ out:
 	return res;
 }
 
-int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n)
+int ledger_sq_run_end(struct ledger_sq *l, const char *exec_id, char *err, size_t n)
 {
 	int rc;
 
-	if (l == NULL || !id_ok(exec_id, 0)) {
+	if (l == NULL || !ledger_arg_id(exec_id, 0)) {
 		ledger_errf(err, n, "ledger: run_end needs a ledger and a non-empty exec_id");
 		return -1;
 	}
@@ -1437,7 +1233,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 /* One look at the record, in one transaction.  Sets *wait when it is
  * pending under an owner that may still finish it. */
-static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call *c, const char *message_id,
+static enum ledger_replay replay_try(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
 				     const char *digest, char **response, int *wait, char *err, size_t n)
 {
 	const char *key[6] = {c->app, c->tenant, c->user, c->tool, message_id, digest};
@@ -1471,7 +1267,7 @@ static enum ledger_replay replay_try(struct ledger *l, const struct ledger_call 
 				ok = 0;
 			}
 			res = *response != NULL ? LEDGER_REPLAY_RECORDED : LEDGER_REPLAY_ERROR;
-		} else if (owner_check(&l->self, &o) == OWNER_GONE) {
+		} else if (ledger_owner_check(&l->self, &o) == OWNER_GONE) {
 			res = LEDGER_REPLAY_IN_DOUBT;
 		} else {
 			*wait = 1;
@@ -1517,54 +1313,25 @@ out:
 	return res;
 }
 
-enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_call *c, const char *message_id,
+/* ledger_replay_loop()'s view of replay_try(). */
+static enum ledger_replay replay_try_any(void *l, const struct ledger_call *c, const char *message_id,
+					 const char *digest, char **response, int *wait, char *err, size_t n)
+{
+	return replay_try(l, c, message_id, digest, response, wait, err, n);
+}
+
+enum ledger_replay ledger_sq_replay_begin(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
 				       const char *params_sha256, uint64_t wait_ms, int cancel_fd, char **response,
 				       char *err, size_t n)
 {
-	uint64_t deadline, step = 1;
-	enum ledger_replay res;
-	int wait;
-
-	if (response == NULL) {
-		ledger_errf(err, n, "ledger: no place for the response");
-		return LEDGER_REPLAY_ERROR;
-	}
-	*response = NULL;
-	if (!call_ok(l, c, err, n))
-		return LEDGER_REPLAY_ERROR;
-	if (!id_ok(c->user, 1)) {
-		ledger_errf(err, n, "ledger: the call needs a user (\"\" for none) of at most %d bytes", LEDGER_MAX_ID);
-		return LEDGER_REPLAY_ERROR;
-	}
-	if (!id_ok(message_id, 0) || !digest_ok(params_sha256)) {
-		ledger_errf(err, n,
-			    "ledger: replay needs a message id (1 to %d bytes) and the params digest as 64 "
-			    "lower-case hex digits",
-			    LEDGER_MAX_ID);
-		return LEDGER_REPLAY_ERROR;
-	}
-	deadline = now_ms();
-	deadline = wait_ms > UINT64_MAX - deadline ? UINT64_MAX : deadline + wait_ms;
-	for (;;) {
-		res = replay_try(l, c, message_id, params_sha256, response, &wait, err, n);
-		if (!wait)
-			return res;
-		/* Pending under a live owner: look again later, holding neither
-		 * the mutex nor a transaction, so the owner (maybe another
-		 * thread of ours) can finish. */
-		switch (ledger_nap(deadline, &step, cancel_fd)) {
-		case 0:
-			return LEDGER_REPLAY_IN_DOUBT;
-		case -1:
-			return LEDGER_REPLAY_CANCELLED;
-		}
-	}
+	return ledger_replay_loop(l, replay_try_any, c, message_id, params_sha256, wait_ms, cancel_fd, response, err,
+				  n);
 }
 
-static int replay_close(struct ledger *l, const struct ledger_call *c, const char *message_id, const char *response,
+static int replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, const char *response,
 			char *err, size_t n);
 
-int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
+int ledger_sq_replay_finish(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n)
 {
 	if (response == NULL) {
@@ -1574,7 +1341,7 @@ int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const ch
 	return replay_close(l, c, message_id, response, err, n);
 }
 
-int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const char *message_id, char *err,
+int ledger_sq_replay_abandon(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, char *err,
 			  size_t n)
 {
 	return replay_close(l, c, message_id, NULL, err, n);
@@ -1582,16 +1349,16 @@ int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const c
 
 /* finish (response set: the record becomes done) or abandon (NULL: the
  * pending record goes, as if never begun); either only by its owner. */
-static int replay_close(struct ledger *l, const struct ledger_call *c, const char *message_id, const char *response,
+static int replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, const char *response,
 			char *err, size_t n)
 {
 	const char *key[6] = {NULL, NULL, NULL, NULL, message_id, response};
 	sqlite3_stmt *st;
 	int rc = -1, ok = 0;
 
-	if (!call_ok(l, c, err, n))
+	if (!ledger_arg_call(l, c, err, n))
 		return -1;
-	if (!id_ok(message_id, 0) || !id_ok(c->user, 1)) {
+	if (!ledger_arg_id(message_id, 0) || !ledger_arg_id(c->user, 1)) {
 		ledger_errf(err, n, "ledger: finish and abandon need a message id and a user (\"\" for none)");
 		return -1;
 	}
@@ -1616,7 +1383,7 @@ static int replay_close(struct ledger *l, const struct ledger_call *c, const cha
 		ledger_dberr(l, "recording the response", err, n);
 		goto out;
 	}
-	/* Only the process ledger_replay_begin() said RUN to may finish, and
+	/* Only the process ledger_sq_replay_begin() said RUN to may finish, and
 	 * only once: anything else is a bug in the caller, not a new answer. */
 	if (sqlite3_changes(l->db) != 1) {
 		ledger_errf(err, n,
@@ -1631,7 +1398,7 @@ out:
 
 /* ---- by hand: cordon ledger ------------------------------------------- */
 
-int ledger_exists(const char *state_dir)
+int ledger_sq_exists(const char *state_dir)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -1647,7 +1414,7 @@ int ledger_exists(const char *state_dir)
 }
 
 /* A read transaction, under the mutex; ended by ledger_tx_end(). */
-static int ledger_read_begin(struct ledger *l, char *err, size_t n)
+static int ledger_read_begin(struct ledger_sq *l, char *err, size_t n)
 {
 	if (l->self.pid != getpid()) {
 		ledger_errf(err, n, "ledger: used in a child process; open the ledger there");
@@ -1666,7 +1433,7 @@ static int ledger_read_begin(struct ledger *l, char *err, size_t n)
 /* Ends a walk of st begun by ledger_read_begin(): stop is what the
  * callback returned, rc the last step's code.  Returns stop, or -1 with
  * err when the walk failed. */
-static int ledger_read_end(struct ledger *l, sqlite3_stmt *st, int rc, int stop, const char *what, char *err,
+static int ledger_read_end(struct ledger_sq *l, sqlite3_stmt *st, int rc, int stop, const char *what, char *err,
 			   size_t n)
 {
 	if (!stop && rc != SQLITE_DONE) {
@@ -1680,7 +1447,7 @@ static int ledger_read_end(struct ledger *l, sqlite3_stmt *st, int rc, int stop,
 }
 
 /* The record at the current row of SQL_REPLAY_LIST, its owner judged. */
-static void record_of_row(struct ledger *l, sqlite3_stmt *st, struct ledger_record *r)
+static void record_of_row(struct ledger_sq *l, sqlite3_stmt *st, struct ledger_record *r)
 {
 	struct ledger_owner o;
 
@@ -1699,14 +1466,14 @@ static void record_of_row(struct ledger *l, sqlite3_stmt *st, struct ledger_reco
 	r->owner_pid = sqlite3_column_int64(st, 11);
 	if (strcmp(r->state, "pending") != 0)
 		return;
-	/* The same judgement ledger_replay_begin() makes: only a definite
+	/* The same judgement ledger_sq_replay_begin() makes: only a definite
 	 * "gone" is in doubt. */
 	memset(&o, 0, sizeof(o));
 	o.pid = r->owner_pid;
 	o.start = sqlite3_column_int64(st, 12);
 	snprintf(o.boot, sizeof(o.boot), "%s", col_text(st, 13));
 	o.pidns = sqlite3_column_int64(st, 14);
-	switch (owner_check(&l->self, &o)) {
+	switch (ledger_owner_check(&l->self, &o)) {
 	case OWNER_GONE:
 		r->owner = LEDGER_OWNER_GONE;
 		break;
@@ -1719,24 +1486,7 @@ static void record_of_row(struct ledger *l, sqlite3_stmt *st, struct ledger_reco
 	}
 }
 
-static int filter_ok(const struct ledger_filter *f, char *err, size_t n)
-{
-	const char *v[] = { f->app, f->tenant, f->user, f->tool, f->message_id };
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		if (v[i] != NULL && !id_ok(v[i], 1)) {
-			ledger_errf(err, n, "ledger: a key field over %d bytes", LEDGER_MAX_ID);
-			return 0;
-		}
-	if (f->state != NULL && strcmp(f->state, "pending") != 0 && strcmp(f->state, "done") != 0 &&
-	    strcmp(f->state, "in_doubt") != 0) {
-		ledger_errf(err, n, "ledger: state must be pending, done or in_doubt");
-		return 0;
-	}
-	return 1;
-}
-
-int ledger_replay_list(struct ledger *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg, char *err,
+int ledger_sq_replay_list(struct ledger_sq *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg, char *err,
 		       size_t n)
 {
 	const struct ledger_filter any = { 0 };
@@ -1751,7 +1501,7 @@ int ledger_replay_list(struct ledger *l, const struct ledger_filter *f, ledger_r
 	}
 	if (f == NULL)
 		f = &any;
-	if (!filter_ok(f, err, n))
+	if (!ledger_arg_filter(f, err, n))
 		return -1;
 	in_doubt = f->state != NULL && strcmp(f->state, "in_doubt") == 0;
 	state = in_doubt ? "pending" : f->state;
@@ -1783,7 +1533,7 @@ int ledger_replay_list(struct ledger *l, const struct ledger_filter *f, ledger_r
 }
 
 /* Writes the forget log's row for the record at st's current row. */
-static int forget_log_put(struct ledger *l, sqlite3_stmt *row, const char *reason, int force, uint32_t uid,
+static int forget_log_put(struct ledger_sq *l, sqlite3_stmt *row, const char *reason, int force, uint32_t uid,
 			  char *err, size_t n)
 {
 	sqlite3_stmt *st = ledger_stmt(l, SQL_FORGET_LOG_PUT, err, n);
@@ -1818,7 +1568,7 @@ static int forget_log_put(struct ledger *l, sqlite3_stmt *row, const char *reaso
 	return 0;
 }
 
-enum ledger_forget ledger_replay_forget(struct ledger *l, const struct ledger_filter *key, const char *reason,
+enum ledger_forget ledger_sq_replay_forget(struct ledger_sq *l, const struct ledger_filter *key, const char *reason,
 					int force, uint32_t uid, char *prev, size_t pn, char *err, size_t n)
 {
 	enum ledger_forget res = LEDGER_FORGET_ERROR;
@@ -1833,7 +1583,7 @@ enum ledger_forget ledger_replay_forget(struct ledger *l, const struct ledger_fi
 		ledger_errf(err, n, "ledger: forget needs the whole key (app, tenant, user, tool, message id) and a reason");
 		return LEDGER_FORGET_ERROR;
 	}
-	if (!filter_ok(&(struct ledger_filter){ key->app, key->tenant, key->user, key->tool, key->message_id, NULL },
+	if (!ledger_arg_filter(&(struct ledger_filter){ key->app, key->tenant, key->user, key->tool, key->message_id, NULL },
 		       err, n))
 		return LEDGER_FORGET_ERROR;
 	/* A write transaction from the first read: the record judged is the
@@ -1890,7 +1640,7 @@ out:
 	return ok ? res : LEDGER_FORGET_ERROR;
 }
 
-int ledger_forget_log(struct ledger *l, ledger_forgotten_fn fn, void *arg, char *err, size_t n)
+int ledger_sq_forget_log(struct ledger_sq *l, ledger_forgotten_fn fn, void *arg, char *err, size_t n)
 {
 	struct ledger_forgotten r;
 	sqlite3_stmt *st;

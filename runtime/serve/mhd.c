@@ -2,11 +2,10 @@
 /*
  * mhd.c - libmicrohttpd loaded on demand (mhd.h says why).
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
+#include "runtime/dl_table.h"
 #include "runtime/serve/mhd.h"
 
 /* The soname of Debian 12's libmicrohttpd12, the ABI this was built for. */
@@ -20,7 +19,7 @@ static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 
 static void mhd_init(void)
 {
-	struct { const char *name; void **slot; } syms[] = {
+	const struct dl_sym syms[] = {
 		{ "MHD_start_daemon", (void **)&mhd_table.start_daemon },
 		{ "MHD_stop_daemon", (void **)&mhd_table.stop_daemon },
 		{ "MHD_quiesce_daemon", (void **)&mhd_table.quiesce_daemon },
@@ -34,21 +33,9 @@ static void mhd_init(void)
 		{ "MHD_add_response_header", (void **)&mhd_table.add_response_header },
 		{ "MHD_destroy_response", (void **)&mhd_table.destroy_response },
 	};
-	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
 
-	if (h == NULL) {
-		snprintf(mhd_error, sizeof(mhd_error), "%s (cordon serve needs libmicrohttpd: Debian libmicrohttpd12)",
-			 dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = dlsym(h, syms[i].name);
-		if (*syms[i].slot == NULL) {
-			snprintf(mhd_error, sizeof(mhd_error), "%s: no symbol %s", MHD_SONAME, syms[i].name);
-			memset(&mhd_table, 0, sizeof(mhd_table));
-			return; /* the handle stays: dlclose of a half-used library is not worth the risk */
-		}
-	}
+	dl_table_load(MHD_SONAME, syms, sizeof(syms) / sizeof(syms[0]),
+		      "cordon serve needs libmicrohttpd: Debian libmicrohttpd12", mhd_error, sizeof(mhd_error));
 }
 
 const struct mhd_api *mhd_load(char *err, size_t n)

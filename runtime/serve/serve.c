@@ -115,7 +115,7 @@ static void drain(struct engine *e, struct http_server *srv, int sfd, unsigned g
 
 int serve_main(const struct serve_opts *o)
 {
-	struct sandbox_host_opts ho = { .state_dir = o->state_dir, .secrets = o->secrets, .host_ids = o->host_ids, .share_ledger = 1 };
+	struct sandbox_host_opts ho = { .state_dir = o->state_dir, .ledger = o->ledger, .secrets = o->secrets, .host_ids = o->host_ids, .share_ledger = 1 };
 	struct sandbox_host host;
 	struct sandbox_err he;
 	struct policy_store *pols = NULL;

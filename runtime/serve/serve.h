@@ -62,6 +62,7 @@ struct serve_opts {
 	const char *work_dir;     /* NULL: /run/cordon/serve, or $XDG_RUNTIME_DIR/cordon-serve */
 	/* The host (sandbox_host_opts). */
 	const char *state_dir;
+	const char *ledger;       /* --ledger URL (PostgreSQL); excludes state_dir */
 	const char *secrets;
 	const char *host_ids;
 };

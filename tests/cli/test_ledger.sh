@@ -25,36 +25,7 @@ TD=$(mktemp -d -p /run cordon-ledger-test.XXXXXX) || die "mktemp in /run"
 chmod 755 "$TD"
 trap 'rm -rf "$T" "$TD"' EXIT
 
-# The tool: counts its executions by message id and answers the count.
-cat >"$TD/count-tool" <<'EOF'
-#!/bin/sh
-cat >/dev/null
-echo "$CORDON_MESSAGE_ID" >>"$1"
-printf '{"runs": %s}\n' "$(grep -cx -- "$CORDON_MESSAGE_ID" "$1")"
-EOF
-chmod 755 "$TD/count-tool"
-cat >"$T/tools.yaml" <<EOF
-version: 1
-tools:
-  - id: t.count
-    description: Count one execution per message id.
-    params:
-      item: { type: string, max_length: 16, required: true }
-    side_effect: true
-    timeout: 5s
-    exec: [$TD/count-tool, $COUNT]
-    run_as: supervisor           # it counts into the test's own 0700 directory
-EOF
-sed -e 's/^app: mail$/app: ledgertest/' -e '/^  outputs:/,/note.txt/d' \
-	-e 's/^  reporter: { tools: \[mail.send\] }$/  a: { tools: [t.count] }/' \
-	"$SRC/examples/mail/app.yaml" >"$T/app.yaml"
-cat >"$T/prog.py" <<'EOF'
-import json, sys
-import cordon_tools
-mid = open("/workspace/work/mid.txt").read().strip()
-r = cordon_tools.tool_call("t.count", {"item": "x"}, message_id=mid)
-json.dump({"answer": r}, open("/workspace/out/result.json", "w"))
-EOF
+. "$SRC/tests/cli/ledger_fixture.sh"
 # The same call, its refusal written out instead of raised.
 cat >"$T/prog_err.py" <<'EOF'
 import json
@@ -67,9 +38,6 @@ except cordon_tools.ToolError as e:
 json.dump({"answer": r}, open("/workspace/out/result.json", "w"))
 EOF
 chmod 644 "$T/prog_err.py"
-chmod 644 "$T/tools.yaml" "$T/app.yaml" "$T/prog.py"
-"$CORDONC" compile "$T/app.yaml" "$T/tools.yaml" -o "$T/p.cpol" >"$_out" 2>"$_err" || die "compile"
-chmod 644 "$T/p.cpol"
 
 # run MID: one run calling t.count with message id MID; prints its answer.
 run() {

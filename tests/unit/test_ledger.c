@@ -5,6 +5,13 @@
  * processes and crashes, tenants kept apart, schema migration and
  * refusal, many processes opening a fresh ledger at once, and a state
  * directory nobody else can swap.
+ *
+ * Run twice by make: on SQLite, and with CORDON_TEST_LEDGER_URL set (a
+ * private server from tests/lib/pgtmp, whose directory is in
+ * CORDON_TEST_PGTMP) on PostgreSQL.  The semantic tests run on both;
+ * file identity, WAL and rotted rows are SQLite's alone, the lease,
+ * schema refusal, a restarted server and a killed connection are
+ * PostgreSQL's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +33,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <postgresql/libpq-fe.h>
 
 #include "runtime/ledger/ledger.h"
 
@@ -35,6 +43,53 @@ struct fx {
 	char db[160];
 	struct ledger *l;
 };
+
+/* The PostgreSQL run's server (CORDON_TEST_LEDGER_URL), NULL on SQLite. */
+static const char *pg_url;
+
+/* Where the fixture's ledger lives: the server, or its state directory. */
+static const char *where(const struct fx *f)
+{
+	return pg_url != NULL ? pg_url : f->state;
+}
+
+/* The test's own connection to the server, to look at and forge rows. */
+static PGconn *pg_raw(void)
+{
+	PGconn *c = PQconnectdb(pg_url);
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connecting to %s: %s", pg_url, PQerrorMessage(c));
+	return c;
+}
+
+/* Runs sql with texts $1..; returns the first column of the first row as
+ * a number (0 when there is none). */
+static long long pg_raw_exec(PGconn *c, const char *sql, int count, const char *const *v)
+{
+	PGresult *res = PQexecParams(c, sql, count, NULL, v, NULL, NULL, 0);
+	long long out = 0;
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(res));
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+		out = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return out;
+}
+
+/* Every test starts from an empty database. */
+static void pg_wipe(void)
+{
+	PGconn *c = pg_raw();
+
+	pg_raw_exec(c, "SET client_min_messages = warning", 0, NULL);
+	pg_raw_exec(c,
+		    "DROP TABLE IF EXISTS cordon_schema, cordon_meta, cordon_owner, cordon_budget_run,"
+		    " cordon_budget_day, cordon_replay, cordon_replay_forgotten",
+		    0, NULL);
+	PQfinish(c);
+}
 
 static const char DIG_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 static const char DIG_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
@@ -82,7 +137,9 @@ static int setup_open(void **state)
 	if (setup_dir(state) != 0)
 		return -1;
 	f = *state;
-	if (ledger_open(f->state, &f->l, err, sizeof(err)) != 0) {
+	if (pg_url != NULL)
+		pg_wipe();
+	if (ledger_open(where(f), &f->l, err, sizeof(err)) != 0) {
 		fprintf(stderr, "ledger_open: %s\n", err);
 		teardown(state); /* cmocka skips the teardown of a failed setup */
 		return -1;
@@ -625,21 +682,39 @@ static void test_bad_input_is_an_error(void **state)
 
 /* ---- replay in one process ------------------------------------------- */
 
+/* What ledger_replay_list() says of the records it walks. */
+struct owner_seen {
+	int count;
+	int64_t pid;
+	enum ledger_owner_state owner;
+};
+
+static int owner_of(const struct ledger_record *r, void *arg)
+{
+	struct owner_seen *s = arg;
+
+	s->count++;
+	s->pid = r->owner_pid;
+	s->owner = r->owner;
+	return 0;
+}
+
 static void test_replay_records_once(void **state)
 {
 	struct fx *f = *state;
 	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
 	struct ledger_call retry = call_of("cafe", "mail.send", "ann", "e2", "2024-05-01");
 	struct ledger_call other_tool = call_of("cafe", "sms.send", "ann", "e1", "2024-05-01");
+	struct ledger_filter m1 = {.message_id = "m1", .state = "pending"};
 	char err[256], *resp = NULL;
-	sqlite3 *db;
+	struct owner_seen seen = {0};
 
 	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)), LEDGER_REPLAY_RUN);
 	assert_null(resp);
-	db = raw_open(f->db, 0);
-	assert_int_equal(raw_int(db, "SELECT owner_pid FROM replay WHERE message_id = 'm1' AND state = 'pending'"),
-			 getpid());
-	sqlite3_close(db);
+	assert_int_equal(ledger_replay_list(f->l, &m1, owner_of, &seen, err, sizeof(err)), 0);
+	assert_int_equal(seen.count, 1);
+	assert_int_equal(seen.pid, getpid());
+	assert_int_equal(seen.owner, LEDGER_OWNER_ALIVE);
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"id\":\"42\"}", err, sizeof(err)), 0);
 	/* a second finish is a caller bug */
 	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"id\":\"43\"}", err, sizeof(err)), -1);
@@ -978,6 +1053,11 @@ static void test_replay_two_processes_race(void **state)
 	int go[2], out[2][2], k, i, st, runs;
 	pid_t kid[2];
 
+	/* The fixture's handle is not used here: closed, the parent has no
+	 * thread of it (a PostgreSQL handle renews its lease from one) when
+	 * it forks, so the children start like separate processes. */
+	ledger_close(f->l);
+	f->l = NULL;
 	assert_int_equal(pipe(go), 0);
 	for (k = 0; k < 2; k++) {
 		assert_int_equal(pipe(out[k]), 0);
@@ -986,7 +1066,7 @@ static void test_replay_two_processes_race(void **state)
 		if (kid[k] == 0) {
 			close(go[1]);
 			close(out[k][0]);
-			race_child(f->state, go[0], out[k][1]);
+			race_child(where(f), go[0], out[k][1]);
 		}
 		close(out[k][1]);
 	}
@@ -1110,7 +1190,7 @@ static void test_replay_other_process_waits(void **state)
 		close(out[0]);
 		memset(&r, 0, sizeof(r));
 		r.res = -1;
-		if (ledger_open(f->state, &l, err, sizeof(err)) == 0)
+		if (ledger_open(where(f), &l, err, sizeof(err)) == 0)
 			r.res = ledger_replay_begin(l, &c, "m1", DIG_A, 3000, -1, &resp, err, sizeof(err));
 		r.i = (int)(ms_now() - t0);
 		snprintf(r.resp, sizeof(r.resp), "%.60s", resp != NULL ? resp : err);
@@ -1146,7 +1226,7 @@ static void test_replay_crashed_owner_in_doubt(void **state)
 	if (kid == 0) {
 		struct ledger *l = NULL;
 
-		if (ledger_open(f->state, &l, err, sizeof(err)) != 0 ||
+		if (ledger_open(where(f), &l, err, sizeof(err)) != 0 ||
 		    ledger_replay_begin(l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)) != LEDGER_REPLAY_RUN)
 			_exit(2);
 		_exit(0); /* the tool "ran"; the answer is never recorded */
@@ -1223,6 +1303,59 @@ static int logged_one(const struct ledger_forgotten *r, void *arg)
  * state (in_doubt: a pending record whose owner is gone); forget deletes
  * one with a row in the forget log, refuses a pending record whose owner
  * lives unless forced, and the forgotten id runs again. */
+/* A pending record whose owner is gone (a crash), written behind the
+ * ledger's back: on SQLite a pid that is not running, on PostgreSQL an
+ * owner id no cordon_owner row has.  Created at 5: oldest of all. */
+static void forge_dead_pending(struct fx *f, const char *message_id)
+{
+	char sql[512];
+
+	if (pg_url != NULL) {
+		PGconn *c = pg_raw();
+		const char *v[2] = { message_id, DIG_A };
+
+		pg_raw_exec(c,
+			    "INSERT INTO cordon_replay VALUES ('cafe', '', 'ann', 'mail.send', $1, $2, 'pending', NULL,"
+			    " -1, 0, 'e0', 5, 5)",
+			    2, v);
+		PQfinish(c);
+		return;
+	}
+	{
+		sqlite3 *db = raw_open(f->db, 0);
+
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO replay VALUES ('cafe', '', 'ann', 'mail.send', '%s', '%s', 'pending', NULL, %d, 1,"
+			 " '', 0, 'e0', 5, 5)",
+			 message_id, DIG_A, (int)dead_pid());
+		raw_exec(db, sql);
+		sqlite3_close(db);
+	}
+}
+
+struct log_rows {
+	int n;
+	struct ledger_forgotten *last;
+};
+
+static int log_row(const struct ledger_forgotten *r, void *arg)
+{
+	struct log_rows *lr = arg;
+
+	lr->n++;
+	return logged_one(r, lr->last);
+}
+
+/* How many rows the forget log has; *last gets the newest. */
+static int forget_log_rows(struct fx *f, struct ledger_forgotten *last)
+{
+	struct log_rows lr = { 0, last };
+	char err[256];
+
+	assert_int_equal(ledger_forget_log(f->l, log_row, &lr, err, sizeof(err)), 0);
+	return lr.n;
+}
+
 static void test_list_and_forget(void **state)
 {
 	struct fx *f = *state;
@@ -1230,9 +1363,8 @@ static void test_list_and_forget(void **state)
 	struct ledger_call other = call_in("acme", call_of("cafe", "sms.send", "bob", "e1", "2024-05-01"));
 	struct ledger_filter key = { "cafe", "", "ann", "mail.send", "m-done", NULL };
 	struct ledger_forgotten last = { 0 };
-	char err[256], prev[16], sql[512], *resp = NULL;
+	char err[256], prev[16], *resp = NULL;
 	struct seen s;
-	sqlite3 *db;
 
 	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
@@ -1241,12 +1373,7 @@ static void test_list_and_forget(void **state)
 			 LEDGER_REPLAY_RUN);
 	assert_int_equal(ledger_replay_begin(f->l, &other, "m-sms", DIG_A, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
-	db = raw_open(f->db, 0);
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO replay VALUES ('cafe', '', 'ann', 'mail.send', 'm-dead', '%s', 'pending', NULL, %d, 1,"
-		 " '', 0, 'e0', 5, 5)",
-		 DIG_A, (int)dead_pid());
-	raw_exec(db, sql);
+	forge_dead_pending(f, "m-dead");
 
 	s = list_of(f, (struct ledger_filter){ 0 });
 	assert_int_equal(s.n, 4);
@@ -1281,7 +1408,7 @@ static void test_list_and_forget(void **state)
 	assert_string_equal(last.reason, "fixed");
 	assert_string_equal(last.message_id, "m-done");
 	assert_true(llabs(last.time - (int64_t)time(NULL)) < 60);
-	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay_forgotten"), 1);
+	assert_int_equal(forget_log_rows(f, &last), 1);
 	/* the forgotten id runs again, with other params even */
 	assert_int_equal(ledger_replay_begin(f->l, &c, "m-done", DIG_B, 0, -1, &resp, err, sizeof(err)),
 			 LEDGER_REPLAY_RUN);
@@ -1290,11 +1417,12 @@ static void test_list_and_forget(void **state)
 	key.message_id = "m-mine";
 	assert_int_equal(ledger_replay_forget(f->l, &key, "stuck", 0, 1, prev, sizeof(prev), err, sizeof(err)),
 			 LEDGER_FORGET_OWNER_ALIVE);
-	assert_int_equal(raw_int(db, "SELECT count(*) FROM replay_forgotten"), 1);
+	assert_int_equal(forget_log_rows(f, &last), 1);
 	assert_int_equal(ledger_replay_forget(f->l, &key, "stuck", 1, 1, prev, sizeof(prev), err, sizeof(err)),
 			 LEDGER_FORGOT);
 	assert_string_equal(prev, "pending");
-	assert_int_equal(raw_int(db, "SELECT forced FROM replay_forgotten WHERE message_id = 'm-mine'"), 1);
+	assert_int_equal(forget_log_rows(f, &last), 2);
+	assert_true(last.forced);
 	/* in doubt: the owner is gone, no force needed */
 	key.message_id = "m-dead";
 	assert_int_equal(ledger_replay_forget(f->l, &key, "checked", 0, 1, prev, sizeof(prev), err, sizeof(err)),
@@ -1303,7 +1431,6 @@ static void test_list_and_forget(void **state)
 	key.user = NULL;
 	assert_int_equal(ledger_replay_forget(f->l, &key, "x", 1, 1, prev, sizeof(prev), err, sizeof(err)),
 			 LEDGER_FORGET_ERROR);
-	sqlite3_close(db);
 }
 
 /* ---- identity and integrity (issue 15) ---------------------------------- */
@@ -1760,20 +1887,341 @@ static void test_handle_refused_in_child(void **state)
 	assert_int_equal(ledger_budget_take(f->l, &c, 1, 1, err, sizeof(err)), LEDGER_BUDGET_OK);
 }
 
+/* ---- PostgreSQL alone ------------------------------------------------- */
+
+/* A schema newer than this build is refused, naming the version, and left
+ * as it is. */
+static void test_pg_refuses_newer_schema(void **state)
+{
+	struct fx *f = *state;
+	PGconn *c = pg_raw();
+	long long v = pg_raw_exec(c, "SELECT max(version) FROM cordon_schema", 0, NULL);
+	char err[256], want[32];
+
+	assert_true(v >= 1);
+	ledger_close(f->l);
+	f->l = NULL;
+	pg_raw_exec(c, "UPDATE cordon_schema SET version = version + 1", 0, NULL);
+	assert_int_equal(ledger_open(pg_url, &f->l, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "version %lld", v + 1);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "PostgreSQL at "));
+	assert_int_equal(pg_raw_exec(c, "SELECT max(version) FROM cordon_schema", 0, NULL), v + 1);
+	PQfinish(c);
+}
+
+/* A bad URL and a server that is not there are errors naming the server
+ * and never its password; the ledger id is kept in the database. */
+static void test_pg_open_errors(void **state)
+{
+	struct fx *f = *state;
+	struct ledger *l = NULL;
+	char err[512];
+	PGconn *c = pg_raw();
+	PGresult *res = PQexec(c, "SELECT value FROM cordon_meta WHERE key = 'ledger_id'");
+
+	assert_int_equal(PQntuples(res), 1);
+	assert_string_equal(PQgetvalue(res, 0, 0), ledger_id(f->l));
+	PQclear(res);
+	PQfinish(c);
+	assert_string_equal(ledger_backend(f->l), "postgresql");
+	assert_int_equal(ledger_open("postgresql://cordon:s3cret@/cordon?host=/nonexistent", &l, err, sizeof(err)),
+			 -1);
+	assert_null(l);
+	assert_non_null(strstr(err, "PostgreSQL at /nonexistent"));
+	assert_null(strstr(err, "s3cret"));
+	assert_int_equal(ledger_open("postgresql://cordon:s3cret@/cordon?nosuchoption=1", &l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "bad PostgreSQL URL"));
+	assert_null(strstr(err, "s3cret"));
+}
+
+/* The owner of a pending record on another host is judged by its lease:
+ * live, it is waited for (here: until cancel_fd, already readable, stops
+ * the wait); expired or gone, the record is in doubt at once. */
+static void test_pg_lease_expiry_in_doubt(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger *other = NULL;
+	char err[256], *resp = NULL;
+	int cancel[2];
+	PGconn *raw = pg_raw();
+	const char *owner_of_m1 = "UPDATE cordon_owner SET boot = 'another-host' WHERE id ="
+				  " (SELECT owner FROM cordon_replay WHERE message_id = 'm1')";
+
+	assert_int_equal(pipe(cancel), 0);
+	assert_int_equal(write(cancel[1], "x", 1), 1);
+	assert_int_equal(ledger_open(pg_url, &other, err, sizeof(err)), 0);
+	assert_int_equal(ledger_replay_begin(other, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	/* another host's owner with a live lease: waited for */
+	pg_raw_exec(raw, owner_of_m1, 0, NULL);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 600000, cancel[0], &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_CANCELLED);
+	/* its lease ran out: in doubt, without waiting */
+	pg_raw_exec(raw,
+		    "UPDATE cordon_owner SET expires = clock_timestamp() - interval '1 second' WHERE id ="
+		    " (SELECT owner FROM cordon_replay WHERE message_id = 'm1')",
+		    0, NULL);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 600000, cancel[0], &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	{
+		struct ledger_filter doubt = {.state = "in_doubt"};
+		struct owner_seen seen = {0};
+
+		assert_int_equal(ledger_replay_list(f->l, &doubt, owner_of, &seen, err, sizeof(err)), 0);
+		assert_int_equal(seen.count, 1);
+		assert_int_equal(seen.owner, LEDGER_OWNER_GONE);
+	}
+	/* a clean close ends the lease: its records are in doubt at once */
+	assert_int_equal(ledger_replay_begin(other, &c, "m2", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+	pg_raw_exec(raw,
+		    "UPDATE cordon_owner SET boot = 'another-host' WHERE id ="
+		    " (SELECT owner FROM cordon_replay WHERE message_id = 'm2')",
+		    0, NULL);
+	ledger_close(other);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m2", DIG_A, 600000, cancel[0], &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_IN_DOUBT);
+	close(cancel[0]);
+	close(cancel[1]);
+	PQfinish(raw);
+}
+
+/* Processes opening a fresh database at once: the advisory lock lets
+ * one migrate and draw the id, every other finds it done; all agree on the
+ * id and none fails. */
+static void test_pg_first_open_race(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 8 };
+	char ids[N][LEDGER_ID_LEN + 1], err[256];
+	int out[N][2], go[2], k, st;
+	pid_t kid[N];
+	char b = 'g';
+
+	ledger_close(f->l);
+	f->l = NULL;
+	pg_wipe();
+	assert_int_equal(pipe(go), 0);
+	for (k = 0; k < N; k++) {
+		assert_int_equal(pipe(out[k]), 0);
+		kid[k] = fork();
+		assert_true(kid[k] >= 0);
+		if (kid[k] == 0) {
+			struct ledger *l = NULL;
+			char c;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1 || ledger_open(pg_url, &l, err, sizeof(err)) != 0)
+				_exit(2);
+			_exit(write(out[k][1], ledger_id(l), LEDGER_ID_LEN) == LEDGER_ID_LEN ? 0 : 3);
+		}
+		close(out[k][1]);
+	}
+	close(go[0]);
+	for (k = 0; k < N; k++)
+		assert_int_equal(write(go[1], &b, 1), 1);
+	close(go[1]);
+	for (k = 0; k < N; k++) {
+		assert_int_equal(waitpid(kid[k], &st, 0), kid[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		assert_int_equal(read(out[k][0], ids[k], LEDGER_ID_LEN), LEDGER_ID_LEN);
+		ids[k][LEDGER_ID_LEN] = '\0';
+		close(out[k][0]);
+		assert_string_equal(ids[k], ids[0]);
+	}
+}
+
+/* Day counters older than 30 days before the call's day go, as on
+ * SQLite (test_budget_prunes_old_days). */
+static void test_pg_budget_prunes_old_days(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call old = call_of("cafe", "mail.send", "ann", "e1", "2024-01-01");
+	struct ledger_call edge = call_of("cafe", "mail.send", "ann", "e1", "2024-01-20");
+	struct ledger_call now = call_of("cafe", "mail.send", "ann", "e2", "2024-02-15");
+	char err[256];
+	PGconn *c = pg_raw();
+
+	assert_int_equal(ledger_budget_take(f->l, &old, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &edge, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day", 0, NULL), 2);
+	assert_int_equal(ledger_budget_take(f->l, &now, 0, 9, err, sizeof(err)), LEDGER_BUDGET_OK);
+	/* 2024-01-20 is 26 days before 2024-02-15: kept; 2024-01-01 is 45: gone */
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day WHERE day = '2024-01-20'", 0, NULL), 1);
+	assert_int_equal(pg_raw_exec(c, "SELECT count(*) FROM cordon_budget_day WHERE day = '2024-01-01'", 0, NULL), 0);
+	PQfinish(c);
+}
+
+/* The owner of another handle on this boot is judged by its process, as
+ * on SQLite: running, it is waited for (until cancel_fd, already readable,
+ * stops the wait); a reused pid (another start time) is gone at once; a
+ * pid from another pid namespace cannot be judged and is waited for. */
+static void test_pg_owner_identity(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	struct ledger *other = NULL;
+	char err[256], *resp = NULL;
+	const char *ids[] = { "alive", "reused", "ns" };
+	const char *forge[] = {
+		NULL,
+		"UPDATE cordon_owner SET start = start + 1"
+		" WHERE id = (SELECT owner FROM cordon_replay WHERE message_id = $1)",
+		"UPDATE cordon_owner SET pidns = pidns + 1, pid = 1"
+		" WHERE id = (SELECT owner FROM cordon_replay WHERE message_id = $1)",
+	};
+	const enum ledger_replay want[] = { LEDGER_REPLAY_CANCELLED, LEDGER_REPLAY_IN_DOUBT, LEDGER_REPLAY_CANCELLED };
+	int cancel[2], i;
+	PGconn *raw = pg_raw();
+
+	assert_int_equal(pipe(cancel), 0);
+	assert_int_equal(write(cancel[1], "x", 1), 1);
+	assert_int_equal(ledger_open(pg_url, &other, err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ledger_replay_begin(other, &c, ids[i], DIG_A, 0, -1, &resp, err, sizeof(err)),
+				 LEDGER_REPLAY_RUN);
+		if (forge[i] != NULL)
+			pg_raw_exec(raw, forge[i], 1, &ids[i]);
+		assert_int_equal(
+			ledger_replay_begin(f->l, &c, ids[i], DIG_A, 600000, cancel[0], &resp, err, sizeof(err)),
+			want[i]);
+		assert_null(resp);
+	}
+	ledger_close(other);
+	close(cancel[0]);
+	close(cancel[1]);
+	PQfinish(raw);
+}
+
+/* A forked child that closes its copy of the handle leaves the parent's
+ * connections alone (closing them would end the parent's sessions). */
+static void test_pg_close_in_child(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256];
+	pid_t kid;
+	int st;
+
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		ledger_close(f->l);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 5, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 5, err, sizeof(err)), LEDGER_BUDGET_OK);
+}
+
+/* ledger_exists() on a URL asks the server and creates nothing: a
+ * listing of an empty database leaves it empty. */
+static void test_pg_exists(void **state)
+{
+	struct fx *f = *state;
+	PGconn *raw = pg_raw();
+
+	assert_int_equal(ledger_exists(pg_url), 1);
+	ledger_close(f->l);
+	f->l = NULL;
+	pg_wipe();
+	assert_int_equal(ledger_exists(pg_url), 0);
+	assert_int_equal(pg_raw_exec(raw, "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'cordon%'", 0, NULL), 0);
+	/* a server that cannot be asked: opening it will say why */
+	assert_int_equal(ledger_exists("postgresql:///cordon?host=/nonexistent"), 1);
+	PQfinish(raw);
+}
+
+/* tests/lib/pgtmp VERB on the test's server. */
+static void pgtmp(const char *verb)
+{
+	const char *dir = getenv("CORDON_TEST_PGTMP"), *src = getenv("CORDON_SRC");
+	char cmd[1024];
+
+	assert_non_null(dir);
+	snprintf(cmd, sizeof(cmd), "%s/tests/lib/pgtmp %s '%s' >/dev/null", src != NULL ? src : ".", verb, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The server restarted between two calls: the next call reconnects and
+ * succeeds (the closed socket is seen before anything is sent), and what
+ * was recorded before is still there.  While the server is down a call
+ * fails, naming the server, and counts nothing. */
+static void test_pg_server_restarted(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	pgtmp("restart");
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	pgtmp("stop");
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_ERROR);
+	assert_non_null(strstr(err, "PostgreSQL at "));
+	pgtmp("restart");
+	/* the failed call counted nothing: one more fits, then the day is spent */
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_OK);
+	assert_int_equal(ledger_budget_take(f->l, &c, 0, 3, err, sizeof(err)), LEDGER_BUDGET_DAY);
+	assert_int_equal(ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err)),
+			 LEDGER_REPLAY_RUN);
+}
+
+/* Kills the ledger's own connection (not the renewal one) from outside
+ * and waits until its backend has exited (so its socket is closed). */
+static void pg_kill_ledger_conn(void)
+{
+	PGconn *raw = pg_raw();
+
+	assert_true(pg_raw_exec(raw,
+				"SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity"
+				" WHERE application_name = 'cordon-ledger' AND pid <> pg_backend_pid()",
+				0, NULL) >= 1);
+	PQfinish(raw);
+}
+
+/* The connection killed under the idle ledger (pg_terminate_backend from
+ * a second connection): the next call reconnects.  The server gone
+ * between the tool and its record: the record fails clearly, and however
+ * the caller retries, a tool that was let run is never let run again. */
+static void test_pg_connection_killed(void **state)
+{
+	struct fx *f = *state;
+	struct ledger_call c = call_of("cafe", "mail.send", "ann", "e1", "2024-05-01");
+	char err[256], *resp = NULL;
+	int ran = 0;
+	enum ledger_replay r;
+
+	pg_kill_ledger_conn();
+	r = ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err));
+	assert_int_equal(r, LEDGER_REPLAY_RUN);
+	ran++;
+	pgtmp("stop");
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"ok\":1}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "PostgreSQL at "));
+	pgtmp("restart");
+	r = ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err));
+	assert_int_equal(r, LEDGER_REPLAY_IN_DOUBT);
+	/* the answer can still be recorded by its owner, and is then replayed */
+	assert_int_equal(ledger_replay_finish(f->l, &c, "m1", "{\"ok\":1}", err, sizeof(err)), 0);
+	r = ledger_replay_begin(f->l, &c, "m1", DIG_A, 0, -1, &resp, err, sizeof(err));
+	assert_int_equal(r, LEDGER_REPLAY_RECORDED);
+	assert_string_equal(resp, "{\"ok\":1}");
+	free(resp);
+	assert_int_equal(ran, 1);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_open_creates_private_wal, setup_open, teardown),
-		cmocka_unit_test_setup_teardown(test_open_refuses_links_and_strangers, setup_dir, teardown),
-		cmocka_unit_test_setup_teardown(test_migrates_v1, setup_dir, teardown),
-		cmocka_unit_test_setup_teardown(test_migrates_v2, setup_dir, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup_open, teardown),
-		cmocka_unit_test_setup_teardown(test_first_open_race, setup_dir, teardown),
+	/* The semantic tests: the same on every back end. */
+	const struct CMUnitTest both[] = {
 		cmocka_unit_test_setup_teardown(test_budget_per_run, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_per_day, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_budget_isolated, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_refusal_counts_neither, setup_open, teardown),
-		cmocka_unit_test_setup_teardown(test_budget_prunes_old_days, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_is_an_error, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_records_once, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_replay_isolated, setup_open, teardown),
@@ -1781,7 +2229,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_user_replay_isolated, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_abandon, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_wait_cancelled, setup_open, teardown),
-		cmocka_unit_test_setup_teardown(test_replay_owner_identity, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_two_threads, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_threads, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_two_processes_race, setup_open, teardown),
@@ -1789,6 +2236,29 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replay_crashed_owner_in_doubt, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_handle_refused_in_child, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_list_and_forget, setup_open, teardown),
+	};
+	const struct CMUnitTest pg_only[] = {
+		cmocka_unit_test_setup_teardown(test_pg_refuses_newer_schema, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_open_errors, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_lease_expiry_in_doubt, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_connection_killed, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_owner_identity, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_close_in_child, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_exists, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_first_open_race, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_budget_prunes_old_days, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_server_restarted, setup_open, teardown),
+	};
+	/* SQLite alone, and the semantic tests that forge rows in its file. */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_creates_private_wal, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_open_refuses_links_and_strangers, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v1, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v2, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_first_open_race, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_prunes_old_days, setup_open, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_owner_identity, setup_open, teardown),
 		cmocka_unit_test(test_state_dir),
 		cmocka_unit_test_setup_teardown(test_ledger_truncated_refused, setup_open, teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_deleted_refused, setup_open, teardown),
@@ -1802,5 +2272,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_dir_missing_parent_refused, setup_dir, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	pg_url = getenv("CORDON_TEST_LEDGER_URL");
+	if (pg_url != NULL && pg_url[0] == '\0')
+		pg_url = NULL;
+	failed = cmocka_run_group_tests_name(pg_url != NULL ? "ledger on PostgreSQL" : "ledger on SQLite", both,
+					     NULL, NULL);
+	if (pg_url != NULL)
+		return failed + cmocka_run_group_tests_name("PostgreSQL alone", pg_only, NULL, NULL);
+	return failed + cmocka_run_group_tests_name("SQLite alone", tests, NULL, NULL);
 }
