@@ -599,6 +599,21 @@ static int plan_env(struct sandbox *sb, const char *key, const char *val)
 	return 0;
 }
 
+/* Debian's copy of matplotlib's configuration (docs/descriptor.md). */
+#define PLAN_MATPLOTLIBRC "/usr/share/matplotlib/mpl-data/matplotlibrc"
+
+/* key=val unless the environment (the policy's, so far) already sets key. */
+static int plan_env_default(struct sandbox *sb, const char *key, const char *val)
+{
+	const struct launch_plan *lp = &sb->lp;
+	size_t len = strlen(key);
+
+	for (unsigned i = 0; i < lp->nenv; i++)
+		if (strncmp(lp->envp[i], key, len) == 0 && lp->envp[i][len] == '=')
+			return 0;
+	return plan_env(sb, key, val);
+}
+
 /* Imports one of the policy's packages, or ends the interpreter before
  * it is ready with one line on stderr that names the package and the
  * error, which start_ready() passes on (the exception's text on one line,
@@ -803,16 +818,17 @@ static int prep_plan(struct sandbox *sb)
 							 * (cordon_display.py) */
 							{ "MPLBACKEND", "Agg" } };
 
-		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++) {
-			size_t len = strlen(dflt[k][0]);
-			int set = 0;
-
-			for (unsigned i = 0; i < lp->nenv; i++)
-				set |= strncmp(lp->envp[i], dflt[k][0], len) == 0 && lp->envp[i][len] == '=';
-			if (!set && plan_env(sb, dflt[k][0], dflt[k][1]))
+		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++)
+			if (plan_env_default(sb, dflt[k][0], dflt[k][1]) != 0)
 				goto env;
-		}
 	}
+	/* Debian's matplotlib reads /etc/matplotlibrc, which the sandbox's
+	 * own /etc lacks, and refuses to import without it; the identical
+	 * copy under /usr is in the root when /usr is mounted.  Only where
+	 * that file exists: any other matplotlib finds its own. */
+	if (has_usr && access(PLAN_MATPLOTLIBRC, R_OK) == 0 &&
+	    plan_env_default(sb, "MATPLOTLIBRC", PLAN_MATPLOTLIBRC) != 0)
+		goto env;
 	return 0;
 too_many:
 	sb_fail(sb, "plan", "more than %d mounts", LAUNCH_MAX_MOUNTS);

@@ -149,6 +149,16 @@ static void dsp_check(const cJSON *b, struct dsp_verdict *v)
 	}
 }
 
+void displays_check(const cJSON *bundle, const char **code, char *msg, size_t n)
+{
+	struct dsp_verdict v = { NULL, "" };
+
+	dsp_check(bundle, &v);
+	*code = v.code;
+	if (n > 0)
+		snprintf(msg, n, "%s", v.code != NULL ? v.message : "");
+}
+
 /* One array element.  data is taken (NULL: an empty object); name is
  * shown as text (a name that is not UTF-8 gets U+FFFD). */
 static int dsp_add(cJSON *arr, const char *name, cJSON *data, bool truncated, const struct dsp_verdict *v)
@@ -183,42 +193,95 @@ out:
 	return rc;
 }
 
-/* Read and judge the bundle name of dirfd; *total counts bytes read. */
+/* A bundle's name: six digits and .json, nothing else (so no odd byte
+ * of a name ever reaches an open). */
+static bool dsp_name_ok(const char *name)
+{
+	return strlen(name) == 11 && strspn(name, "0123456789") == 6 && strcmp(name + 6, ".json") == 0;
+}
+
+/*
+ * Judge the file name of dirfd as a bundle file and open it: the type from
+ * fstatat(AT_SYMLINK_NOFOLLOW) before any open (a fifo, socket or device is
+ * never opened), then an open that follows no link, O_NONBLOCK in case the
+ * name became a fifo since, and the open file must be the one judged.  One
+ * link only: a hard link would let the program name a file of the
+ * supervisor's it could not read itself.  Returns the fd, or -1 with v set.
+ */
+static int dsp_open_bundle(int dirfd, const char *name, size_t total, struct dsp_verdict *v)
+{
+	bool use_openat2 = true;
+	struct stat st, st2;
+	int fd = -1;
+
+	if (!dsp_name_ok(name)) {
+		dsp_refuse(v, "bad_name", "a bundle's name is six digits and .json");
+		return -1;
+	}
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		dsp_refuse(v, "unreadable", "stat: %s", strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		dsp_refuse(v, "symlink", "a bundle is a symbolic link; links are never followed");
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		dsp_refuse(v, "not_regular", "a bundle must be a regular file");
+		return -1;
+	}
+	fd = outputs_open_entry(dirfd, name, O_RDONLY | O_NONBLOCK, &use_openat2);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			dsp_refuse(v, "symlink", "a bundle is a symbolic link; links are never followed");
+		else
+			dsp_refuse(v, "unreadable", "open: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st2) < 0)
+		dsp_refuse(v, "unreadable", "fstat: %s", strerror(errno));
+	else if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode))
+		dsp_refuse(v, "changed", "a bundle was replaced while it was read");
+	else if (st2.st_nlink != 1)
+		dsp_refuse(v, "hard_link", "a bundle has %ju links; it must have one", (uintmax_t)st2.st_nlink);
+	else if ((uint64_t)st2.st_size > DISPLAYS_MAX_BUNDLE_BYTES)
+		dsp_refuse(v, "too_large", "%jd bytes, over the bound of %u bytes a bundle", (intmax_t)st2.st_size,
+			   DISPLAYS_MAX_BUNDLE_BYTES);
+	else if ((uint64_t)total + (uint64_t)st2.st_size > DISPLAYS_MAX_TOTAL_BYTES)
+		dsp_refuse(v, "too_large", "the bundles before it reached the bound of %u bytes in all",
+			   DISPLAYS_MAX_TOTAL_BYTES);
+	if (v->code != NULL) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read and judge the bundle name of dirfd; *total counts the bytes of the
+ * bundles read. */
 static int dsp_one(cJSON *arr, int dirfd, const char *name, size_t *total)
 {
 	struct dsp_verdict v = { NULL, "" };
-	const cJSON *tr;
-	cJSON *b = NULL, *data = NULL;
+	cJSON *b = NULL, *data;
 	char err[400];
 	struct stat st;
-	size_t n = strlen(name);
-	int rc;
+	int fd, rc;
 
-	if (n != 11 || strspn(name, "0123456789") != 6 || strcmp(name + 6, ".json") != 0)
-		dsp_refuse(&v, "bad_name", "a bundle's name is six digits and .json");
-	else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		dsp_refuse(&v, "unreadable", "stat: %s", strerror(errno));
-	else if (S_ISLNK(st.st_mode))
-		dsp_refuse(&v, "symlink", "a bundle is a symbolic link; links are never followed");
-	else if (!S_ISREG(st.st_mode))
-		dsp_refuse(&v, "not_regular", "a bundle must be a regular file");
-	else if ((uint64_t)st.st_size > DISPLAYS_MAX_BUNDLE_BYTES)
-		dsp_refuse(&v, "too_large", "%jd bytes, over the bound of %u bytes a bundle", (intmax_t)st.st_size,
-			   DISPLAYS_MAX_BUNDLE_BYTES);
-	else if (*total + (size_t)st.st_size > DISPLAYS_MAX_TOTAL_BYTES)
-		dsp_refuse(&v, "too_large", "the bundles before it reached the bound of %u bytes in all",
-			   DISPLAYS_MAX_TOTAL_BYTES);
-	else if (outputs_read_json(dirfd, name, DISPLAYS_MAX_BUNDLE_BYTES, "the bound of a bundle", &b, err,
-				   sizeof(err)) != 0)
-		dsp_refuse(&v, "bad_json", "%s", err);
-	else {
-		*total += (size_t)st.st_size;
-		dsp_check(b, &v);
+	fd = dsp_open_bundle(dirfd, name, *total, &v);
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0)
+			*total += (size_t)st.st_size;
+		/* The reader takes fd and checks the size again against
+		 * what it read (a file that grew or shrank is refused). */
+		if (outputs_read_json_fd(fd, name, DISPLAYS_MAX_BUNDLE_BYTES, "the bound of a bundle", &b, err,
+					 sizeof(err)) != 0)
+			dsp_refuse(&v, "bad_json", "%s", err);
+		else
+			dsp_check(b, &v);
 	}
 	if (v.code == NULL) {
 		data = cJSON_DetachItemFromObjectCaseSensitive(b, "data");
-		tr = cJSON_GetObjectItemCaseSensitive(b, "truncated");
-		rc = dsp_add(arr, name, data, cJSON_IsTrue(tr), NULL);
+		rc = dsp_add(arr, name, data, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "truncated")), NULL);
 	} else {
 		rc = dsp_add(arr, name, NULL, false, &v);
 	}

@@ -13,7 +13,15 @@
  * text/plain present, text as strings, images as base64 whose bytes begin
  * with the format's magic.  A bundle that breaks a rule is kept as a
  * marker (empty data, its error's code and message), never a failure of
- * the run.
+ * the run and not a violation: displays are not declared outputs, and
+ * what the program did to its own displays costs it only those.
+ *
+ * Error codes, file level: bad_name, symlink, not_regular, hard_link (a
+ * file with more than one link: it could name a file the program cannot
+ * read), changed (replaced between stat and open), too_large, bad_json,
+ * unreadable; bundle level: see displays_check(); directory level (name
+ * "."): too_many, and symlink / not_regular / unreadable for
+ * .cordon-display itself.
  *
  * The bounds are fixed constants, not policy fields: a bundle's file at
  * most DISPLAYS_MAX_BUNDLE_BYTES, at most DISPLAYS_MAX_COUNT bundles read
@@ -42,5 +50,13 @@
  * displayed nothing.  NULL only when memory ran out.
  */
 cJSON *displays_collect(int ws_fd);
+
+/*
+ * Judge one parsed bundle as displays_collect() does after reading it
+ * (pure, for tests): *code NULL when it is accepted, else the error code
+ * ("bad_bundle", "bad_mime", "bad_text", "bad_base64", "bad_image") with
+ * msg[0..n) saying why.
+ */
+void displays_check(const cJSON *bundle, const char **code, char *msg, size_t n);
 
 #endif

@@ -773,6 +773,26 @@ int outputs_read_json(int dirfd, const char *name, uint64_t max_bytes, const cha
 		      size_t errlen)
 {
 	bool use_openat2 = true;
+	int fd;
+
+	*value = NULL;
+	/* O_NONBLOCK: a fifo under the name must not hang reduce. */
+	fd = outputs_open_entry(dirfd, name, O_RDONLY | O_NONBLOCK, &use_openat2);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		if (errno == ELOOP)
+			out_errf(err, errlen, "%s is a symbolic link; links are never followed", name);
+		else
+			out_errf(err, errlen, "cannot open %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return outputs_read_json_fd(fd, name, max_bytes, limit, value, err, errlen);
+}
+
+int outputs_read_json_fd(int fd, const char *name, uint64_t max_bytes, const char *limit, cJSON **value, char *err,
+			 size_t errlen)
+{
 	const char *end = NULL;
 	struct stat st;
 	char *buf = NULL;
@@ -780,20 +800,9 @@ int outputs_read_json(int dirfd, const char *name, uint64_t max_bytes, const cha
 	const char *key;
 	char where[256];
 	size_t cap, n = 0, at;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	*value = NULL;
-	/* O_NONBLOCK: a fifo under the name must not hang reduce. */
-	fd = outputs_open_entry(dirfd, name, O_RDONLY | O_NONBLOCK, &use_openat2);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			rc = 1;
-		else if (errno == ELOOP)
-			out_errf(err, errlen, "%s is a symbolic link; links are never followed", name);
-		else
-			out_errf(err, errlen, "cannot open %s: %s", name, strerror(errno));
-		goto out;
-	}
 	if (fstat(fd, &st) < 0) {
 		out_errf(err, errlen, "fstat %s: %s", name, strerror(errno));
 		goto out;
@@ -886,8 +895,7 @@ int outputs_read_json(int dirfd, const char *name, uint64_t max_bytes, const cha
 out:
 	cJSON_Delete(v);
 	free(buf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return rc;
 }
 
