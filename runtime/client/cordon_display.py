@@ -8,7 +8,13 @@ give; a dict or list is application/json too, a matplotlib Figure
 image/png.  show_last(value) is a displayhook for an interpreter loop (a
 cell's last expression); None shows nothing, as in Jupyter.  Figures of
 matplotlib still open when the program ends are displayed then (the
-loader calls _at_end()).
+loader calls _at_end()), except those display() already showed.
+
+An interpreter loop that runs cells (sessions) calls cell_begin() before
+each cell, show_last(value) with the cell's last expression, and
+cell_end() after it (open figures displayed, then closed); the
+supervisor reads the directory between cells, and cell_begin() empties
+it, so each cell's result has that cell's bundles only.
 
 Each bundle is one file, DIR/NNNNNN.json, {"data": {...}, "truncated":
 bool}, which the supervisor reads after the run and checks on its own
@@ -32,7 +38,8 @@ DIR = '/workspace/work/.cordon-display'
 _TEXT = (('text/html', '_repr_html_'), ('text/markdown', '_repr_markdown_'),
          ('text/latex', '_repr_latex_'), ('image/svg+xml', '_repr_svg_'))
 _BINARY = (('image/png', '_repr_png_'), ('image/jpeg', '_repr_jpeg_'))
-_state = {'n': 0}
+# shown: the figures display() rendered, held so that an id is not reused.
+_state = {'n': 0, 'shown': []}
 
 
 def _call(obj, name):
@@ -95,6 +102,7 @@ def bundle(obj):
     png = _figure_png(obj)
     if png is not None:
         data['image/png'] = base64.b64encode(png).decode('ascii')
+        _state['shown'].append(obj)
     j = _call(obj, '_repr_json_')
     if j is None and isinstance(obj, (dict, list)):
         j = obj
@@ -144,12 +152,32 @@ def show_last(value):
     display(value)
 
 
-def _at_end():
-    """Display the figures still open when the program ends (plt.show()
-    under the Agg backend leaves them open), then close them."""
+def cell_end():
+    """Display the figures still open (plt.show() under the Agg backend
+    leaves them open) that display() did not show already, then close
+    them all."""
     plt = sys.modules.get('matplotlib.pyplot')
-    if plt is None:
-        return
-    for num in plt.get_fignums():
-        display(plt.figure(num))
-    plt.close('all')
+    if plt is not None:
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            if not any(fig is f for f in _state['shown']):
+                display(fig)
+        plt.close('all')
+    _state['shown'].clear()
+
+
+def cell_begin():
+    """Start a cell: remove the bundles of the cell before (the
+    supervisor has read them) and number from 000000 again."""
+    try:
+        names = os.listdir(DIR)
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        os.unlink(os.path.join(DIR, name))
+    _state['n'] = 0
+    _state['shown'].clear()
+
+
+# The loader's name for the end of a one-shot program.
+_at_end = cell_end

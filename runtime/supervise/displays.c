@@ -351,6 +351,7 @@ out:
 static int dsp_open(int ws_fd)
 {
 	bool use_openat2 = true;
+	struct stat st;
 	int work, fd, saved;
 
 	work = outputs_open_entry(ws_fd, DISPLAYS_PARENT, O_RDONLY | O_DIRECTORY, &use_openat2);
@@ -358,6 +359,10 @@ static int dsp_open(int ws_fd)
 		return -1;
 	fd = outputs_open_entry(work, DISPLAYS_DIR, O_RDONLY | O_DIRECTORY, &use_openat2);
 	saved = errno;
+	/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR: name it as a link. */
+	if (fd < 0 && saved == ENOTDIR && fstatat(work, DISPLAYS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		saved = ELOOP;
 	close(work);
 	errno = saved;
 	return fd;
@@ -384,7 +389,7 @@ cJSON *displays_collect(int ws_fd)
 			dsp_refuse(&v, "not_regular", "the bundles' directory is not a directory");
 		else
 			dsp_refuse(&v, "unreadable", "opening the bundles' directory: %s", strerror(errno));
-		rc = dsp_add(arr, ".", NULL, true, &v);
+		rc = dsp_add(arr, ".", NULL, false, &v);
 		goto out;
 	}
 	/* Its own fd for readdir, which the reads below must not share. */
@@ -392,7 +397,7 @@ cJSON *displays_collect(int ws_fd)
 	if (scan < 0)
 		dsp_refuse(&v, "unreadable", "opening the bundles' directory: %s", strerror(errno));
 	if (scan < 0 || dsp_names(scan, &names, &n, &more, &v) != 0) {
-		rc = v.code != NULL ? dsp_add(arr, ".", NULL, true, &v) : -1;
+		rc = v.code != NULL ? dsp_add(arr, ".", NULL, false, &v) : -1;
 		goto out;
 	}
 	for (size_t i = 0; i < n && i < DISPLAYS_MAX_COUNT && rc == 0; i++)

@@ -1,0 +1,5 @@
+# More bundles than the supervisor reads.
+import cordon_display as cd
+
+for i in range(cd.MAX_BUNDLES + 8):
+    cd.display(i)

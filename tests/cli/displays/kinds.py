@@ -1,0 +1,51 @@
+# Every MIME type cordon passes on, through display() and show_last().
+import struct
+import zlib
+
+import cordon_display as cd
+
+
+def png(w, h):
+    def chunk(t, d):
+        return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))
+    raw = b''.join(b'\x00' + b'\x00' * w * 3 for _ in range(h))
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) +
+            chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+
+
+class Rich:
+    def _repr_html_(self):
+        return '<b>html</b>'
+
+    def _repr_markdown_(self):
+        return '*md*'
+
+    def _repr_latex_(self):
+        return '$x$'
+
+    def _repr_svg_(self):
+        return '<svg xmlns="http://www.w3.org/2000/svg"/>'
+
+    def _repr_png_(self):
+        return png(3, 2)
+
+    def _repr_jpeg_(self):
+        return b'\xff\xd8\xff\xe0' + b'\x00' * 16
+
+    def __repr__(self):
+        return 'Rich()'
+
+
+class Bundle:
+    def _repr_mimebundle_(self):
+        return {'text/html': '<i>mb</i>', 'application/json': {'k': [1, 2]}}
+
+    def __repr__(self):
+        return 'Bundle()'
+
+
+cd.display('plain \u00fc')
+cd.display({'a': [1, None]})
+cd.display(Rich(), Bundle())
+cd.show_last(None)
+cd.show_last(42)
