@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Rich outputs (issue 19, part 3; docs/displays.md): programs under
 # tests/cli/displays/ call display() with every MIME type, show_last(),
-# draw matplotlib figures (PNG checked, size = figsize * dpi), pass each
+# make the calls a session's cell loop makes, draw matplotlib figures
+# (PNG checked, size = figsize * dpi), pass each
 # bound (count, a bundle, the total) and plant what a hostile program
 # would (a symlink to /etc/shadow, a fifo, a hard link, a 100 GiB sparse
 # file, a directory, lying and malformed bundles, an odd name, a linked
@@ -29,7 +30,7 @@ modes_set
 for mode in $modes; do
 	W=$(mktemp -d "$T/w.XXXXXX"); chmod 1777 "$W"
 	export TMPDIR="$W"
-	for k in kinds $mpl nompl count big total attacks dirlink; do
+	for k in kinds $mpl nompl cells count big total attacks dirlink; do
 		app=app; [ "$k" = nompl ] && app=app-nompl
 		# timeout: a supervisor that blocked on a planted fifo would
 		# hang the suite; this only bounds the damage.
@@ -37,6 +38,6 @@ for mode in $modes; do
 		cp "$_out" "$T/r.json" && schema_ok result "$T/r.json"
 		$PY "$T/check.py" "$k" "$T/r.json" >"$T/.check" 2>&1 || die "$mode: $(head -c 1500 "$T/.check")"
 	done
-	pass "$mode: every MIME type, show_last, ${mpl:+matplotlib figures, }no matplotlib, the count, bundle" \
+	pass "$mode: every MIME type, show_last, ${mpl:+matplotlib figures, }no matplotlib, cells, the count, bundle" \
 		"and total bounds, planted links, fifo, hard link, sparse file, directory and lying bundles"
 done

@@ -205,6 +205,8 @@ class Result(dict):
     usage = property(lambda self: self.get("usage", {}))
     enforcement = property(lambda self: self.get("enforcement"))
     artifacts = property(lambda self: self._artifacts)
+    # [{name, data: {MIME: value}, truncated, error}]: docs/displays.md.
+    displays = property(lambda self: self.get("displays", []))
 
     @property
     def succeeded(self):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What a hostile program plants where the supervisor reads its bundles.
 import base64
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One bundle over the bound cut short by the helper, one written around it.
 import json
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # check.py KIND RESULT: the displays of one program's result are what
 # tests/cli/test_displays.sh expects of that program (see each *.py).
 import base64
@@ -100,6 +101,9 @@ elif kind == 'attacks':
         fail('a good bundle among bad ones')
     if 'twice' not in ds[8]['error']['message'] or 'UTF-8' not in ds[10]['error']['message']:
         fail('the reasons of bad_json')
+elif kind == 'cells':
+    if [(x['name'], x['data']) for x in ds] != [('000000.json', {'text/plain': "'cell 2'"})]:
+        fail('cell_begin() leaves only the new cell, numbered from 000000')
 elif kind == 'dirlink':
     if codes() != {'.': 'symlink'}:
         fail('a linked bundles directory')

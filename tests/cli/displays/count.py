@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # More bundles than the supervisor reads.
 import cordon_display as cd
 

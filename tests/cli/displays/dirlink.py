@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The bundles' directory itself a symbolic link to a directory of bundles.
 import os
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every MIME type cordon passes on, through display() and show_last().
 import struct
 import zlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A figure displayed explicitly (not again at the end) and one left open.
 import matplotlib
 import matplotlib.pyplot as plt

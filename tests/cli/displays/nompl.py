@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run in app-nompl.yaml: matplotlib must really be missing.
 try:
     import matplotlib  # noqa: F401

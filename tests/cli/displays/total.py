@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Nine bundles of 1,000,000 bytes each: the ninth passes the total bound.
 import json
 import os
