@@ -206,9 +206,10 @@ static bool dsp_name_ok(const char *name)
  * never opened), then an open that follows no link, O_NONBLOCK in case the
  * name became a fifo since, and the open file must be the one judged.  One
  * link only: a hard link would let the program name a file of the
- * supervisor's it could not read itself.  Returns the fd, or -1 with v set.
+ * supervisor's it could not read itself.  Returns the fd (*size: the
+ * file's), or -1 with v set.
  */
-static int dsp_open_bundle(int dirfd, const char *name, size_t total, struct dsp_verdict *v)
+static int dsp_open_bundle(int dirfd, const char *name, size_t total, size_t *size, struct dsp_verdict *v)
 {
 	bool use_openat2 = true;
 	struct stat st, st2;
@@ -254,6 +255,7 @@ static int dsp_open_bundle(int dirfd, const char *name, size_t total, struct dsp
 		close(fd);
 		return -1;
 	}
+	*size = (size_t)st2.st_size;
 	return fd;
 }
 
@@ -264,13 +266,12 @@ static int dsp_one(cJSON *arr, int dirfd, const char *name, size_t *total)
 	struct dsp_verdict v = { NULL, "" };
 	cJSON *b = NULL, *data;
 	char err[400];
-	struct stat st;
+	size_t size = 0;
 	int fd, rc;
 
-	fd = dsp_open_bundle(dirfd, name, *total, &v);
+	fd = dsp_open_bundle(dirfd, name, *total, &size, &v);
 	if (fd >= 0) {
-		if (fstat(fd, &st) == 0)
-			*total += (size_t)st.st_size;
+		*total += size;
 		/* The reader takes fd and checks the size again against
 		 * what it read (a file that grew or shrank is refused). */
 		if (outputs_read_json_fd(fd, name, DISPLAYS_MAX_BUNDLE_BYTES, "the bound of a bundle", &b, err,
