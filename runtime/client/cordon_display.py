@@ -38,6 +38,10 @@ DIR = '/workspace/work/.cordon-display'
 _TEXT = (('text/html', '_repr_html_'), ('text/markdown', '_repr_markdown_'),
          ('text/latex', '_repr_latex_'), ('image/svg+xml', '_repr_svg_'))
 _BINARY = (('image/png', '_repr_png_'), ('image/jpeg', '_repr_jpeg_'))
+# The types the supervisor passes on (runtime/supervise/displays.c).
+_TEXTS = ('text/plain',) + tuple(m for m, _ in _TEXT)
+_IMAGES = tuple(m for m, _ in _BINARY)
+_SIGNATURE = {'image/png': b'\x89PNG\r\n\x1a\n', 'image/jpeg': b'\xff\xd8\xff'}
 # shown: the figures display() rendered, held so that an id is not reused.
 _state = {'n': 0, 'shown': []}
 
@@ -76,9 +80,26 @@ def _json_part(v):
         return None
 
 
+def _image(mime, v):
+    """An image's value as the supervisor takes it: base64 (standard,
+    padded, one line) of bytes that begin with the format's signature;
+    None otherwise.  IPython's base64 has line breaks; b64decode drops
+    them."""
+    if isinstance(v, str):
+        try:
+            v = base64.b64decode(v)
+        except ValueError:
+            return None
+    if not isinstance(v, (bytes, bytearray)) or not bytes(v).startswith(_SIGNATURE[mime]):
+        return None
+    return base64.b64encode(bytes(v)).decode('ascii')
+
+
 def bundle(obj):
     """The MIME bundle of obj: a dict from MIME type to str (base64 for
-    images) or, for application/json, a JSON value."""
+    images) or, for application/json, a JSON value.  Only the types the
+    supervisor passes on are kept (a _repr_mimebundle_ may offer others,
+    and one unknown type would cost the whole bundle)."""
     try:
         plain = repr(obj)
     except Exception as e:
@@ -89,36 +110,40 @@ def bundle(obj):
         for k, v in mb.items():
             if isinstance(k, str) and k != 'text/plain' and v is not None:
                 data[k] = v
-    for mime, meth in _TEXT:
-        v = _call(obj, meth)
-        if isinstance(v, str) and mime not in data:
-            data[mime] = v
-    for mime, meth in _BINARY:
-        v = _call(obj, meth)
-        if isinstance(v, str):
-            v = base64.b64decode(v)
-        if isinstance(v, (bytes, bytearray)) and mime not in data:
-            data[mime] = base64.b64encode(bytes(v)).decode('ascii')
+    for mime, meth in _TEXT + _BINARY:
+        if mime not in data:
+            v = _call(obj, meth)
+            if v is not None:
+                data[mime] = v
     png = _figure_png(obj)
     if png is not None:
-        data['image/png'] = base64.b64encode(png).decode('ascii')
+        data['image/png'] = png
         _state['shown'].append(obj)
-    j = _call(obj, '_repr_json_')
-    if j is None and isinstance(obj, (dict, list)):
-        j = obj
-    if j is not None and 'application/json' not in data:
-        j = _json_part(j)
+    if 'application/json' not in data:
+        j = _call(obj, '_repr_json_')
+        if j is None and isinstance(obj, (dict, list)):
+            j = obj
         if j is not None:
             data['application/json'] = j
-    for k, v in list(data.items()):
-        if isinstance(v, (bytes, bytearray)):
-            data[k] = base64.b64encode(bytes(v)).decode('ascii')
-    return data
+    out = {}
+    for k, v in data.items():
+        if k in _IMAGES:
+            v = _image(k, v)
+        elif k == 'application/json':
+            v = _json_part(v)
+        elif k not in _TEXTS or not isinstance(v, str):
+            v = None
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def _encode(data, truncated):
+    # A lone surrogate (a str from bytes decoded with surrogateescape) is
+    # not UTF-8: the supervisor would refuse the whole bundle, so it
+    # becomes '?'.
     return json.dumps({'data': data, 'truncated': truncated}, ensure_ascii=False,
-                      allow_nan=False).encode('utf-8', 'surrogatepass')
+                      allow_nan=False).encode('utf-8', 'replace')
 
 
 def display(*objs):

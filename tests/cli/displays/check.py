@@ -39,8 +39,8 @@ for d in ds:
         fail('a refused bundle keeps data or lacks its code and message: %r' % d)
 
 if kind == 'kinds':
-    if names != ['%06d.json' % i for i in range(5)] or not all(map(good, ds)):
-        fail('five bundles, all accepted (show_last(None) shows nothing)')
+    if names != ['%06d.json' % i for i in range(6)] or not all(map(good, ds)):
+        fail('six bundles, all accepted (show_last(None) shows nothing)')
     d = [x['data'] for x in ds]
     if d[0] != {'text/plain': "'plain \u00fc'"}:
         fail('a str is text/plain only')
@@ -51,10 +51,13 @@ if kind == 'kinds':
         fail('the _repr_*_ methods: %r' % sorted(d[2]))
     if base64.b64decode(d[2]['image/jpeg'])[:3] != b'\xff\xd8\xff':
         fail('image/jpeg')
-    if d[3] != {'text/plain': 'Bundle()', 'text/html': '<i>mb</i>', 'application/json': {'k': [1, 2]}}:
+    if set(d[3]) != {'text/plain', 'text/html', 'application/json', 'image/png'} or \
+            d[3]['application/json'] != {'k': [1, 2]} or png_size(d[3]['image/png']) != (1, 1):
         fail('_repr_mimebundle_')
     if d[4] != {'text/plain': '42'} or any(x['truncated'] for x in ds):
         fail('show_last(42)')
+    if d[5] != {'text/plain': 'Surrogate()', 'text/html': 'a?b'}:
+        fail('a lone surrogate')
 elif kind == 'mpl':
     if len(ds) != 2 or not all(map(good, ds)):
         fail('two figures, each once, accepted')

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every MIME type cordon passes on, through display() and show_last().
+import base64
 import struct
 import zlib
 
@@ -37,9 +38,23 @@ class Rich:
         return 'Rich()'
 
 
+class Surrogate:
+    def _repr_html_(self):
+        return 'a\udc80b'
+
+    def __repr__(self):
+        return 'Surrogate()'
+
+
 class Bundle:
+    # A type cordon does not pass on is dropped, not the bundle; base64
+    # with line breaks (as IPython writes it) is made one line; an image
+    # without its signature is dropped.
     def _repr_mimebundle_(self):
-        return {'text/html': '<i>mb</i>', 'application/json': {'k': [1, 2]}}
+        b64 = base64.b64encode(png(1, 1)).decode()
+        return {'text/html': '<i>mb</i>', 'application/json': {'k': [1, 2]},
+                'application/vnd.plotly.v1+json': {'x': 1}, 'image/png': b64[:20] + '\n' + b64[20:],
+                'image/jpeg': b'GIF89a'}
 
     def __repr__(self):
         return 'Bundle()'
@@ -50,3 +65,5 @@ cd.display({'a': [1, None]})
 cd.display(Rich(), Bundle())
 cd.show_last(None)
 cd.show_last(42)
+# A lone surrogate would make the file invalid UTF-8: the helper writes '?'.
+cd.display(Surrogate())
