@@ -192,14 +192,16 @@ def cell_end():
 
 
 def cell_begin():
-    """Start a cell: remove the bundles of the cell before (the
-    supervisor has read them) and number from 000000 again."""
+    """Start a cell: remove what the cell before left in the directory
+    (the supervisor has read it; a program may have put a link, a file or
+    a tree in its place) and number from 000000 again."""
+    import shutil
     try:
-        names = os.listdir(DIR)
+        os.unlink(DIR)
+    except IsADirectoryError:
+        shutil.rmtree(DIR, ignore_errors=True)
     except FileNotFoundError:
-        names = []
-    for name in names:
-        os.unlink(os.path.join(DIR, name))
+        pass
     _state['n'] = 0
     _state['shown'].clear()
 

@@ -105,7 +105,7 @@ elif kind == 'attacks':
     if 'twice' not in ds[8]['error']['message'] or 'UTF-8' not in ds[10]['error']['message']:
         fail('the reasons of bad_json')
 elif kind == 'cells':
-    if [(x['name'], x['data']) for x in ds] != [('000000.json', {'text/plain': "'cell 2'"})]:
+    if [(x['name'], x['data']) for x in ds] != [('000000.json', {'text/plain': "'cell 3'"})]:
         fail('cell_begin() leaves only the new cell, numbered from 000000')
 elif kind == 'dirlink':
     if codes() != {'.': 'symlink'}:
