@@ -280,7 +280,7 @@ static void test_collect_in_name_order(void **state)
 	collect(f);
 	assert_int_equal(cJSON_GetArraySize(f->arr), 3);
 	cJSON_ArrayForEach(e, f->arr) {
-		char want[16];
+		char want[32];
 
 		snprintf(want, sizeof(want), "%06d.json", i++);
 		assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring, want);
@@ -361,7 +361,7 @@ static void test_collect_bundle_bound(void **state)
 static void test_collect_total_bound(void **state)
 {
 	struct fx *f = *state;
-	char name[16];
+	char name[32];
 	size_t each = DISPLAYS_MAX_TOTAL_BYTES / 8;
 
 	/* Eight fill the total exactly; a ninth of one byte less is over,
@@ -383,7 +383,7 @@ static void test_collect_total_bound(void **state)
 static void test_collect_count_bound(void **state)
 {
 	struct fx *f = *state;
-	char name[16], plain[16];
+	char name[32], plain[32];
 	const cJSON *last;
 
 	for (unsigned i = 0; i < DISPLAYS_MAX_COUNT + 5; i++) {
@@ -410,7 +410,7 @@ static void test_collect_count_bound(void **state)
 static void test_collect_scan_bound(void **state)
 {
 	struct fx *f = *state;
-	char p[256], name[16];
+	char p[256], name[32];
 	int fd;
 
 	mkdir_displays(f);
