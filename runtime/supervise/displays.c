@@ -204,12 +204,15 @@ static bool dsp_name_ok(const char *name)
  * Judge the file name of dirfd as a bundle file and open it: the type from
  * fstatat(AT_SYMLINK_NOFOLLOW) before any open (a fifo, socket or device is
  * never opened), then an open that follows no link, O_NONBLOCK in case the
- * name became a fifo since, and the open file must be the one judged.  One
- * link only: a hard link would let the program name a file of the
- * supervisor's it could not read itself.  Returns the fd (*size: the
- * file's), or -1 with v set.
+ * name became a fifo since, and the open file must be the one judged.  The
+ * program's own: a hard link would let it name a file it could not read
+ * itself, and the owner of the open file is what holds against that (the
+ * program cannot give a file away); one link only is a second line that a
+ * race can pass (the other link removed after the open).  Returns the fd
+ * (*size: the file's), or -1 with v set.
  */
-static int dsp_open_bundle(int dirfd, const char *name, size_t total, size_t *size, struct dsp_verdict *v)
+static int dsp_open_bundle(int dirfd, const char *name, uid_t owner, size_t total, size_t *size,
+			   struct dsp_verdict *v)
 {
 	bool use_openat2 = true;
 	struct stat st, st2;
@@ -243,6 +246,9 @@ static int dsp_open_bundle(int dirfd, const char *name, size_t total, size_t *si
 		dsp_refuse(v, "unreadable", "fstat: %s", strerror(errno));
 	else if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode))
 		dsp_refuse(v, "changed", "a bundle was replaced while it was read");
+	else if (st2.st_uid != owner)
+		dsp_refuse(v, "foreign_owner", "a bundle belongs to uid %ju, not to the program's uid %ju",
+			   (uintmax_t)st2.st_uid, (uintmax_t)owner);
 	else if (st2.st_nlink != 1)
 		dsp_refuse(v, "hard_link", "a bundle has %ju links; it must have one", (uintmax_t)st2.st_nlink);
 	else if ((uint64_t)st2.st_size > DISPLAYS_MAX_BUNDLE_BYTES)
@@ -261,7 +267,7 @@ static int dsp_open_bundle(int dirfd, const char *name, size_t total, size_t *si
 
 /* Read and judge the bundle name of dirfd; *total counts the bytes of the
  * bundles read. */
-static int dsp_one(cJSON *arr, int dirfd, const char *name, size_t *total)
+static int dsp_one(cJSON *arr, int dirfd, const char *name, uid_t owner, size_t *total)
 {
 	struct dsp_verdict v = { NULL, "" };
 	cJSON *b = NULL, *data;
@@ -269,7 +275,7 @@ static int dsp_one(cJSON *arr, int dirfd, const char *name, size_t *total)
 	size_t size = 0;
 	int fd, rc;
 
-	fd = dsp_open_bundle(dirfd, name, *total, &size, &v);
+	fd = dsp_open_bundle(dirfd, name, owner, *total, &size, &v);
 	if (fd >= 0) {
 		*total += size;
 		/* The reader takes fd and checks the size again against
@@ -348,8 +354,10 @@ out:
 	return rc;
 }
 
-/* Open work/.cordon-display; -1 with errno. */
-static int dsp_open(int ws_fd)
+/* Open work/.cordon-display; -1 with errno.  *owner: work/'s owner, the
+ * executor's host uid (the supervisor made work/ as the executor), which
+ * every file the program made has too. */
+static int dsp_open(int ws_fd, uid_t *owner)
 {
 	bool use_openat2 = true;
 	struct stat st;
@@ -358,6 +366,13 @@ static int dsp_open(int ws_fd)
 	work = outputs_open_entry(ws_fd, DISPLAYS_PARENT, O_RDONLY | O_DIRECTORY, &use_openat2);
 	if (work < 0)
 		return -1;
+	if (fstat(work, &st) < 0) {
+		saved = errno;
+		close(work);
+		errno = saved;
+		return -1;
+	}
+	*owner = st.st_uid;
 	fd = outputs_open_entry(work, DISPLAYS_DIR, O_RDONLY | O_DIRECTORY, &use_openat2);
 	saved = errno;
 	/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR: name it as a link. */
@@ -376,11 +391,12 @@ cJSON *displays_collect(int ws_fd)
 	char **names = NULL;
 	size_t n = 0, total = 0;
 	bool more = false, use_openat2 = true;
+	uid_t owner = 0;
 	int fd = -1, scan = -1, rc = 0;
 
 	if (arr == NULL)
 		return NULL;
-	fd = dsp_open(ws_fd);
+	fd = dsp_open(ws_fd, &owner);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			goto out;
@@ -402,7 +418,7 @@ cJSON *displays_collect(int ws_fd)
 		goto out;
 	}
 	for (size_t i = 0; i < n && i < DISPLAYS_MAX_COUNT && rc == 0; i++)
-		rc = dsp_one(arr, fd, names[i], &total);
+		rc = dsp_one(arr, fd, names[i], owner, &total);
 	if (rc == 0 && (n > DISPLAYS_MAX_COUNT || more)) {
 		dsp_refuse(&v, "too_many", "%s%zu more entries were not read: at most %u bundles are", more ? "over " : "",
 			   n - (n > DISPLAYS_MAX_COUNT ? DISPLAYS_MAX_COUNT : n), DISPLAYS_MAX_COUNT);

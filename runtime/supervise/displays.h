@@ -16,10 +16,10 @@
  * the run and not a violation: displays are not declared outputs, and
  * what the program did to its own displays costs it only those.
  *
- * Error codes, file level: bad_name, symlink, not_regular, hard_link (a
- * file with more than one link: it could name a file the program cannot
- * read), changed (replaced between stat and open), too_large, bad_json,
- * unreadable; bundle level: see displays_check(); directory level (name
+ * Error codes, file level: bad_name, symlink, not_regular, foreign_owner
+ * (not owned by work/'s owner, the executor: a hard link to a file the
+ * program could not read), hard_link (more than one link), changed
+ * (replaced between stat and open), too_large, bad_json, unreadable; bundle level: see displays_check(); directory level (name
  * "."): too_many, and symlink / not_regular / unreadable for
  * .cordon-display itself.
  *

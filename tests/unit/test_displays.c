@@ -9,7 +9,8 @@
  *   - collect: a workspace built in a temporary directory holding what a
  *     hostile program plants in work/.cordon-display (a symlink, a fifo
  *     (alarm: a collect that opened it for reading would hang), a hard
- *     link, a sparse file, a directory, odd names, bad JSON), the count,
+ *     link, a file of another uid, a sparse file, a directory, odd names,
+ *     bad JSON), the count,
  *     bundle and total bounds, more entries than are scanned, and the
  *     directory itself a link or a file;
  *   - a bundle replaced (rename) by a symlink, a fifo or a hard link while
@@ -26,6 +27,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,11 @@ static void test_collect_planted(void **state)
 	put(f, "000009.json", "{\"data\": {\"text/plain\": \"a\\u0000b\"}}");
 	put(f, "000010.json", "{\"data\": {\"text/plain\": \"x\", \"image/png\": \"" JPEG_B64 "\"}}");
 	put(f, "000011.json", "{\"data\": {\"text/plain\": \"kept\"}}");
+	/* A valid bundle of another uid (as root: a test user cannot give
+	 * one away, which is the point). */
+	put(f, "000012.json", "{\"data\": {\"text/plain\": \"foreign\"}}");
+	path_of(f, "000012.json", p, sizeof(p));
+	assert_int_equal(geteuid() != 0 || chown(p, 12345, 12345) == 0, 1);
 	put(f, "bundle.json", "{\"data\": {\"text/plain\": \"x\"}}");
 	put(f, "0000001.json", "{\"data\": {\"text/plain\": \"x\"}}");
 	put(f, "odd\n\xff.json", "{\"data\": {\"text/plain\": \"x\"}}");
@@ -340,11 +347,15 @@ static void test_collect_planted(void **state)
 	assert_non_null(strstr(message_of(expect(f, "000009.json", "bad_json", NULL)), "\\u0000"));
 	expect(f, "000010.json", "bad_image", NULL);
 	expect(f, "000011.json", NULL, "kept");
+	if (geteuid() == 0)
+		assert_non_null(strstr(message_of(expect(f, "000012.json", "foreign_owner", NULL)), "uid 12345"));
+	else
+		expect(f, "000012.json", NULL, "foreign");
 	expect(f, "bundle.json", "bad_name", NULL);
 	expect(f, "0000001.json", "bad_name", NULL);
 	/* The odd name is shown as UTF-8, its bad byte replaced. */
 	expect(f, "odd\n\xef\xbf\xbd.json", "bad_name", NULL);
-	assert_int_equal(cJSON_GetArraySize(f->arr), 15);
+	assert_int_equal(cJSON_GetArraySize(f->arr), 16);
 }
 
 static void test_collect_bundle_bound(void **state)
@@ -457,11 +468,12 @@ static void test_collect_directory_itself(void **state)
 struct swapper {
 	const struct fx *f;
 	atomic_int stop;
+	bool links; /* the victim belongs to another uid: link it in too */
 };
 
 /* Put path at 000000.json by rename(2), which is atomic: the name always
- * exists, and is in turn a valid bundle, a symlink, a fifo and a second
- * link of a valid bundle. */
+ * exists, and is in turn a valid bundle, a symlink, a fifo and (as root)
+ * a second link of another uid's valid bundle. */
 static void *swap_loop(void *arg)
 {
 	struct swapper *s = arg;
@@ -491,7 +503,9 @@ static void *swap_loop(void *arg)
 				abort();
 			break;
 		default:
-			if (link(victim, src) != 0)
+			if (s->links && link(victim, src) != 0)
+				abort();
+			if (!s->links && symlink("/etc/passwd", src) != 0)
 				abort();
 			break;
 		}
@@ -503,10 +517,10 @@ static void *swap_loop(void *arg)
 
 static void test_collect_replaced_while_read(void **state)
 {
-	static const char *const refused[] = { "symlink", "not_regular", "hard_link", "changed" };
+	static const char *const refused[] = { "symlink", "not_regular", "foreign_owner", "hard_link", "changed" };
 	struct fx *f = *state;
-	struct swapper s = { .f = f };
-	char victim[256];
+	struct swapper s = { .f = f, .links = geteuid() == 0 };
+	char victim[256], *bad = NULL;
 	pthread_t t;
 	int fd;
 
@@ -514,34 +528,45 @@ static void test_collect_replaced_while_read(void **state)
 	snprintf(victim, sizeof(victim), "%s/work/victim", f->ws);
 	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
-	/* Its own text: were the hard link accepted, "victim" would show. */
+	/* Its own text and owner: were the link accepted, "victim" would
+	 * show.  Its link count alone could be raced (2 at the stat, 1 again
+	 * at the open); its owner cannot. */
 	assert_int_equal(write(fd, "{\"data\": {\"text/plain\": \"victim\"}}", 34), 34);
 	close(fd);
+	assert_int_equal(!s.links || chown(victim, 12345, 12345) == 0, 1);
 	put(f, "000000.json", "{\"data\": {\"text/plain\": \"ok\"}}");
 	assert_int_equal(pthread_create(&t, NULL, swap_loop, &s), 0);
 	/* Whatever the interleaving: one element, accepted only with the
 	 * valid bundle's bytes, else refused with one of these codes; no
-	 * hang (alarm) on the fifo. */
-	for (int i = 0; i < 2000; i++) {
-		const cJSON *e, *err;
-		size_t k;
+	 * hang (alarm) on the fifo.  The first wrong answer stops the loop;
+	 * the thread is joined before any assert (a failed assert leaves
+	 * the test at once, and the thread must not outlive its directory). */
+	for (int i = 0; i < 2000 && bad == NULL; i++) {
+		const cJSON *e, *err, *plain;
+		size_t k = 0;
 
-		collect(f);
-		assert_int_equal(cJSON_GetArraySize(f->arr), 1);
+		cJSON_Delete(f->arr);
+		if ((f->arr = displays_collect(f->fd)) == NULL || cJSON_GetArraySize(f->arr) != 1) {
+			bad = f->arr == NULL ? strdup("out of memory") : cJSON_PrintUnformatted(f->arr);
+			break;
+		}
 		e = cJSON_GetArrayItem(f->arr, 0);
 		err = cJSON_GetObjectItemCaseSensitive(e, "error");
-		if (cJSON_IsNull(err)) {
-			expect(f, "000000.json", NULL, "ok");
-			continue;
-		}
-		for (k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
-			if (strcmp(cJSON_GetObjectItemCaseSensitive(err, "code")->valuestring, refused[k]) == 0)
-				break;
+		plain = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "data"), "text/plain");
+		if (cJSON_IsNull(err) ? !cJSON_IsString(plain) || strcmp(plain->valuestring, "ok") != 0
+				      : !cJSON_IsObject(err))
+			k = sizeof(refused) / sizeof(refused[0]);
+		else if (!cJSON_IsNull(err))
+			for (; k < sizeof(refused) / sizeof(refused[0]); k++)
+				if (strcmp(cJSON_GetObjectItemCaseSensitive(err, "code")->valuestring, refused[k]) == 0)
+					break;
 		if (k == sizeof(refused) / sizeof(refused[0]))
-			fail_msg("unexpected %s", cJSON_PrintUnformatted(err));
+			bad = cJSON_PrintUnformatted(e);
 	}
 	atomic_store(&s.stop, 1);
 	assert_int_equal(pthread_join(t, NULL), 0);
+	if (bad != NULL)
+		fail_msg("unexpected: %s", bad);
 }
 
 int main(void)
