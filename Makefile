@@ -125,6 +125,21 @@ $(CLIENT_PY_OBJ): $(CLIENT_PY_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
+# cordon_display.py (rich MIME outputs, docs/result.md "displays") is
+# embedded the same way and written beside cordon_tools.py.
+DISPLAY_PY_C := $(B)/gen/client/cordon_display_py.c
+DISPLAY_PY_OBJ := $(B)/obj/gen/client/cordon_display_py.o
+RUNTIME_LIB_OBJ += $(DISPLAY_PY_OBJ)
+RUNTIME_LIB_SRC += $(DISPLAY_PY_C)
+
+$(DISPLAY_PY_C): runtime/client/cordon_display.py scripts/embed
+	@mkdir -p $(dir $@)
+	sh scripts/embed display_client_py $< $@
+
+$(DISPLAY_PY_OBJ): $(DISPLAY_PY_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
 $(B)/libcordon_tools.a: $(CLIENT_C_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^

@@ -42,6 +42,7 @@
 #include "runtime/sandbox.h"
 #include "runtime/supervise/bridge.h"
 #include "runtime/supervise/cell.h"
+#include "runtime/supervise/displays.h"
 #include "runtime/supervise/export.h"
 #include "runtime/supervise/outputs.h"
 #include "runtime/supervise/secrets.h"
@@ -94,6 +95,12 @@ static const char LOADER_TAIL[] =
 	"    _cordon_rc = 1\n"
 	"else:\n"
 	"    _cordon_rc = None\n"
+	"if 'matplotlib.pyplot' in sys.modules:\n"
+	"    try:\n"
+	"        import cordon_display\n"
+	"        cordon_display._at_end()\n"
+	"    except Exception:\n"
+	"        sys.excepthook(*sys.exc_info())\n"
 	"_cordon_exit.end(_cordon_rc, _cordon_posix)\n";
 
 /* The end of the program without the interpreter's finalization (module
@@ -617,6 +624,21 @@ static int plan_env(struct sandbox *sb, const char *key, const char *val)
 	return 0;
 }
 
+/* Debian's copy of matplotlib's configuration (docs/descriptor.md). */
+#define PLAN_MATPLOTLIBRC "/usr/share/matplotlib/mpl-data/matplotlibrc"
+
+/* key=val unless the environment (the policy's, so far) already sets key. */
+static int plan_env_default(struct sandbox *sb, const char *key, const char *val)
+{
+	const struct launch_plan *lp = &sb->lp;
+	size_t len = strlen(key);
+
+	for (unsigned i = 0; i < lp->nenv; i++)
+		if (strncmp(lp->envp[i], key, len) == 0 && lp->envp[i][len] == '=')
+			return 0;
+	return plan_env(sb, key, val);
+}
+
 /* Imports one of the policy's packages, or ends the interpreter before
  * it is ready with one line on stderr that names the package and the
  * error, which start_ready() passes on (the exception's text on one line,
@@ -789,8 +811,8 @@ static int prep_plan(struct sandbox *sb)
 		w->rw_sub[2] = "logs/executor";
 		w->nrw_sub = 3;
 		l->size = WS_ROUND(sb->stubs_max) + WS_ROUND(stubs_client_py_len) + WS_ROUND(sizeof(EXIT_PY)) +
-			  WS_ROUND(cell_loop_py_len) + WS_PAGE;
-		l->inodes = 6;
+			  WS_ROUND(cell_loop_py_len) + WS_ROUND(display_client_py_len) + WS_PAGE;
+		l->inodes = 7;
 		k->size = WS_PAGE;
 		k->inodes = 3;
 		lp->landlock_rw[0] = SANDBOX_WORK;
@@ -816,18 +838,22 @@ static int prep_plan(struct sandbox *sb)
 	{
 		static const char *const dflt[][2] = { { "LANG", "C.UTF-8" },	     { "OMP_NUM_THREADS", "1" },
 							{ "OPENBLAS_NUM_THREADS", "1" }, { "MKL_NUM_THREADS", "1" },
-							{ "NUMEXPR_NUM_THREADS", "1" } };
+							{ "NUMEXPR_NUM_THREADS", "1" },
+							/* no display: figures are rendered to PNG
+							 * (cordon_display.py) */
+							{ "MPLBACKEND", "Agg" } };
 
-		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++) {
-			size_t len = strlen(dflt[k][0]);
-			int set = 0;
-
-			for (unsigned i = 0; i < lp->nenv; i++)
-				set |= strncmp(lp->envp[i], dflt[k][0], len) == 0 && lp->envp[i][len] == '=';
-			if (!set && plan_env(sb, dflt[k][0], dflt[k][1]))
+		for (size_t k = 0; k < sizeof(dflt) / sizeof(dflt[0]); k++)
+			if (plan_env_default(sb, dflt[k][0], dflt[k][1]) != 0)
 				goto env;
-		}
 	}
+	/* Debian's matplotlib reads /etc/matplotlibrc, which the sandbox's
+	 * own /etc lacks, and refuses to import without it; the identical
+	 * copy under /usr is in the root when /usr is mounted.  Only where
+	 * that file exists: any other matplotlib finds its own. */
+	if (has_usr && access(PLAN_MATPLOTLIBRC, R_OK) == 0 &&
+	    plan_env_default(sb, "MATPLOTLIBRC", PLAN_MATPLOTLIBRC) != 0)
+		goto env;
 	return 0;
 too_many:
 	sb_fail(sb, "plan", "more than %d mounts", LAUNCH_MAX_MOUNTS);
@@ -953,7 +979,9 @@ static int prep_fill(struct sandbox *sb, char *err, size_t n)
 	if (ws_write(&sb->ws, WS_WORKSPACE, "work/main.py", sb->loader, sb->loader_len, 0600, err, n) != 0 ||
 	    ws_write(&sb->ws, WS_CLIENT, "cordon_tools.py", stubs_client_py, stubs_client_py_len, 0444, err, n) != 0 ||
 	    ws_write(&sb->ws, WS_CLIENT, "cordon_exit.py", EXIT_PY, sizeof(EXIT_PY) - 1, 0444, err, n) != 0 ||
-	    ws_write(&sb->ws, WS_CLIENT, "cordon_session.py", cell_loop_py, cell_loop_py_len, 0444, err, n) != 0)
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_session.py", cell_loop_py, cell_loop_py_len, 0444, err, n) != 0 ||
+	    ws_write(&sb->ws, WS_CLIENT, "cordon_display.py", display_client_py, display_client_py_len, 0444, err, n) !=
+		    0)
 		return -1;
 	/* bind() takes a path: the socket directory's fd as /proc names it,
 	 * which no other process can shape. */
@@ -1708,6 +1736,8 @@ static int result_build(struct sandbox *sb, cJSON *res, const struct sandbox_red
 	 * a program that wrote its chart under another name learns why it is
 	 * not among the artifacts. */
 	cJSON_AddItemToObject(res, "undeclared", outputs_undeclared_json(&rep));
+	/* The program's MIME bundles, each judged (displays.h). */
+	cJSON_AddItemToObject(res, "displays", displays_collect(sb->ws.fd[WS_WORKSPACE]));
 	cJSON_AddItemToObject(res, "toolCalls", bridge_calls_json(sb->bridge));
 	cJSON_AddNumberToObject(res, "peerRefusals", (double)bridge_peer_refusals(sb->bridge));
 	cJSON *u = cJSON_AddObjectToObject(res, "usage");

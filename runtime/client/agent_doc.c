@@ -333,7 +333,10 @@ static cJSON *agent_doc_files(const struct cpol_policy *p)
 		      "input files of this run",
 		      1);
 	agent_doc_path(arr, AGENT_DOC_LOGS, "logs of your own, kept with the run", 1);
-	agent_doc_path(arr, AGENT_DOC_LIB, "the tool client cordon_tools.py and the stubs tools.py, on sys.path", 0);
+	agent_doc_path(arr, AGENT_DOC_LIB,
+		      "the tool client cordon_tools.py, the stubs tools.py and cordon_display.py (display(obj) "
+		      "returns a value, an HTML table or a matplotlib figure with the result), on sys.path",
+		      0);
 	for (uint32_t i = 0; i < p->nmounts; i++) {
 		const struct cpol_mount *m = &p->mounts[i];
 

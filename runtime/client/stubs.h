@@ -19,6 +19,11 @@
 extern const char stubs_client_py[];
 extern const size_t stubs_client_py_len;
 
+/* The rich-output helper (/cordon/cordon_display.py), embedded from
+ * runtime/client/cordon_display.py. */
+extern const char display_client_py[];
+extern const size_t display_client_py_len;
+
 /*
  * The typed stubs module (`tools.py`): for each tool index in tools[0..n)
  * (ascending), tools.<namespace>.<action>(**typed keyword params) with a

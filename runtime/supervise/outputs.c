@@ -769,9 +769,30 @@ cJSON *outputs_undeclared_json(const struct outputs_report *rep)
 
 /* ---- result.json --------------------------------------------------------- */
 
-int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, size_t errlen)
+int outputs_read_json(int dirfd, const char *name, uint64_t max_bytes, const char *limit, cJSON **value, char *err,
+		      size_t errlen)
 {
 	bool use_openat2 = true;
+	int fd;
+
+	*value = NULL;
+	/* O_NONBLOCK: a fifo under the name must not hang reduce. */
+	fd = outputs_open_entry(dirfd, name, O_RDONLY | O_NONBLOCK, &use_openat2);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		if (errno == ELOOP)
+			out_errf(err, errlen, "%s is a symbolic link; links are never followed", name);
+		else
+			out_errf(err, errlen, "cannot open %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return outputs_read_json_fd(fd, name, max_bytes, limit, value, err, errlen);
+}
+
+int outputs_read_json_fd(int fd, const char *name, uint64_t max_bytes, const char *limit, cJSON **value, char *err,
+			 size_t errlen)
+{
 	const char *end = NULL;
 	struct stat st;
 	char *buf = NULL;
@@ -779,30 +800,19 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 	const char *key;
 	char where[256];
 	size_t cap, n = 0, at;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	*value = NULL;
-	/* O_NONBLOCK: a fifo named result.json must not hang reduce. */
-	fd = outputs_open_entry(out_dirfd, "result.json", O_RDONLY | O_NONBLOCK, &use_openat2);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			rc = 1;
-		else if (errno == ELOOP)
-			out_errf(err, errlen, "result.json is a symbolic link; links are never followed");
-		else
-			out_errf(err, errlen, "cannot open result.json: %s", strerror(errno));
-		goto out;
-	}
 	if (fstat(fd, &st) < 0) {
-		out_errf(err, errlen, "fstat result.json: %s", strerror(errno));
+		out_errf(err, errlen, "fstat %s: %s", name, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		out_errf(err, errlen, "result.json is a %s, not a regular file", out_type_name(st.st_mode));
+		out_errf(err, errlen, "%s is a %s, not a regular file", name, out_type_name(st.st_mode));
 		goto out;
 	}
 	if ((uint64_t)st.st_size > max_bytes) {
-		out_errf(err, errlen, "result.json is %jd bytes, over max_result_bytes %" PRIu64, (intmax_t)st.st_size,
+		out_errf(err, errlen, "%s is %jd bytes, over %s %" PRIu64, name, (intmax_t)st.st_size, limit,
 			 max_bytes);
 		goto out;
 	}
@@ -811,7 +821,7 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap + 1);
 	if (buf == NULL) {
-		out_errf(err, errlen, "out of memory reading result.json (%jd bytes)", (intmax_t)st.st_size);
+		out_errf(err, errlen, "out of memory reading %s (%jd bytes)", name, (intmax_t)st.st_size);
 		goto out;
 	}
 	while (n < cap) {
@@ -820,7 +830,7 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			out_errf(err, errlen, "reading result.json: %s", strerror(errno));
+			out_errf(err, errlen, "reading %s: %s", name, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -828,43 +838,43 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 		n += (size_t)r;
 	}
 	if (n != (size_t)st.st_size) {
-		out_errf(err, errlen, "result.json changed while it was read");
+		out_errf(err, errlen, "%s changed while it was read", name);
 		goto out;
 	}
 	buf[n] = '\0';
 	if (n == 0) {
-		out_errf(err, errlen, "result.json is empty");
+		out_errf(err, errlen, "%s is empty", name);
 		goto out;
 	}
 	if ((end = memchr(buf, '\0', n)) != NULL) {
-		out_errf(err, errlen, "result.json has a NUL byte at offset %zu", (size_t)(end - buf));
+		out_errf(err, errlen, "%s has a NUL byte at offset %zu", name, (size_t)(end - buf));
 		goto out;
 	}
 	if ((at = utf8_prefix(buf, n)) != n) {
-		out_errf(err, errlen, "result.json is not valid UTF-8 (byte 0x%02X at offset %zu)",
+		out_errf(err, errlen, "%s is not valid UTF-8 (byte 0x%02X at offset %zu)", name,
 			 (unsigned char)buf[at], at);
 		goto out;
 	}
 	/* cJSON skips a byte order mark; RFC 8259 forbids writing one. */
 	if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
-		out_errf(err, errlen, "result.json starts with a byte order mark");
+		out_errf(err, errlen, "%s starts with a byte order mark", name);
 		goto out;
 	}
 	v = cJSON_ParseWithLengthOpts(buf, n, &end, 0);
 	if (v == NULL) {
 		at = end != NULL && end >= buf && end <= buf + n ? (size_t)(end - buf) : 0;
-		out_errf(err, errlen, "result.json is not valid JSON (near offset %zu)", at);
+		out_errf(err, errlen, "%s is not valid JSON (near offset %zu)", name, at);
 		goto out;
 	}
 	at = (size_t)(end - buf);
 	while (at < n && (buf[at] == ' ' || buf[at] == '\t' || buf[at] == '\n' || buf[at] == '\r'))
 		at++;
 	if (at != n) {
-		out_errf(err, errlen, "result.json has more after its JSON value (at offset %zu)", at);
+		out_errf(err, errlen, "%s has more after its JSON value (at offset %zu)", name, at);
 		goto out;
 	}
 	if ((at = json_nul_escape_at(buf, n)) != n) {
-		out_errf(err, errlen, "result.json has a \\u0000 escape at offset %zu; a NUL in a string is refused",
+		out_errf(err, errlen, "%s has a \\u0000 escape at offset %zu; a NUL in a string is refused", name,
 			 at);
 		goto out;
 	}
@@ -872,11 +882,11 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 	case 0:
 		break;
 	case 1:
-		out_errf(err, errlen, "result.json has the key \"%.*s%s\" twice in the object at %s",
+		out_errf(err, errlen, "%s has the key \"%.*s%s\" twice in the object at %s", name,
 			 out_fit(key, 64), key, strlen(key) > 64 ? "..." : "", where);
 		goto out;
 	default:
-		out_errf(err, errlen, "out of memory while checking result.json");
+		out_errf(err, errlen, "out of memory while checking %s", name);
 		goto out;
 	}
 	*value = v;
@@ -885,7 +895,11 @@ int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, siz
 out:
 	cJSON_Delete(v);
 	free(buf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return rc;
+}
+
+int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, size_t errlen)
+{
+	return outputs_read_json(out_dirfd, "result.json", max_bytes, "max_result_bytes", value, err, errlen);
 }

@@ -139,4 +139,15 @@ int outputs_open_entry(int dirfd, const char *name, int flags, bool *use_openat2
  */
 int result_read(int out_dirfd, uint64_t max_bytes, cJSON **value, char *err, size_t errlen);
 
+/* The same rules for any JSON file name of directory dirfd (the bundles of
+ * displays.c): messages name the file as name and its bound as limit. */
+int outputs_read_json(int dirfd, const char *name, uint64_t max_bytes, const char *limit, cJSON **value, char *err,
+		      size_t errlen);
+
+/* The same on fd, open for reading (taken: closed on every outcome), for
+ * a caller that judged the open file first (displays.c checks its link
+ * count); -1 with err on every failure (there is no "absent" here). */
+int outputs_read_json_fd(int fd, const char *name, uint64_t max_bytes, const char *limit, cJSON **value, char *err,
+			 size_t errlen);
+
 #endif

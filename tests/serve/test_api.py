@@ -1073,6 +1073,27 @@ class Tests:
             t.check(wait_until(lambda d=run_dir: not os.path.exists(d), 3), "the kept run directory is removed "
                     "after --retain-seconds", run_dir)
 
+    # -- 6b. rich outputs: a display comes back in the HTTP result --
+    def displays(self, srv):
+        code = (REPORT_OUT % "a,b\n") + (
+            "import cordon_display\n"
+            "class T:\n"
+            "    def _repr_html_(self): return '<table><tr><td>1</td></tr></table>'\n"
+            "cordon_display.display({'rows': 1}, T())\n")
+
+        def f(r):
+            j = r.json()
+            got = [(d["name"], d["data"], d["error"]) for d in j.get("displays", [])]
+            want = [("000000.json", {"text/plain": "{'rows': 1}", "application/json": {"rows": 1}}, None)]
+            if j["status"] != "succeeded" or got[:1] != want or len(got) != 2:
+                return "status %r displays %r" % (j["status"], got)
+            html = got[1][1].get("text/html", "")
+            if got[1][2] is not None or not html.startswith("<table>") or "<td>" not in html:
+                return "the text/html bundle %r" % (got[1],)
+            return None
+        self.expect(self.post_exec(srv.tcp_a, self.execute_body("report", code)), "POST", "/v1/executions", 200,
+                    "display(): a dict (application/json) and an object's _repr_html_ in result.displays", f)
+
     # -- 7. single use: two executions in a row, two sandboxes --
     def single_use(self, srv):
         t = self.t
@@ -1306,6 +1327,7 @@ def main(argv):
         t.section("admission", x.admission, srv)
         t.section("cancel", x.cancel, srv)
         t.section("artifacts", x.artifacts, srv)
+        t.section("displays", x.displays, srv)
         t.section("single use", x.single_use, srv)
         t.section("an idle sandbox killed", x.idle_killed, srv)
         t.section("reload", x.reload, srv)

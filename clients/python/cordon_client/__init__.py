@@ -212,6 +212,8 @@ class Result(dict):
     artifacts = property(lambda self: self._artifacts)
     # A session's cell only: {"sessionId", "cell", "state", "endReason", "endMessage"}.
     session = property(lambda self: self.get("session"))
+    # [{name, data: {MIME: value}, truncated, error}]: docs/displays.md.
+    displays = property(lambda self: self.get("displays", []))
 
     @property
     def succeeded(self):

@@ -498,6 +498,11 @@ class Base:
         self.assertEqual(r.usage["maxRssKiB"], 9000)
         self.assertEqual(r.enforcement["capabilities"], "none")
         self.assertEqual(r.tool_calls, [])
+        self.assertEqual(r.displays, [])
+
+    def test_result_displays(self):
+        d = [{"name": "000000.json", "data": {"text/plain": "1"}, "truncated": False, "error": None}]
+        self.assertEqual(cordon_client.Result({"status": "succeeded", "displays": d}).displays, d)
 
     def test_execute_minimal_body(self):
         self.c.execute("cafe", "pass")
