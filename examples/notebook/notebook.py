@@ -7,7 +7,8 @@ model would write, one after another, against the same variables.
 1. load the orders (orders.csv, the session's input) with csv;
 2. transform: the unit prices from the orders, with numpy (least squares);
 3. plot the revenue per day, when matplotlib is installed (revenue.png,
-   an artifact of the cell);
+   an artifact of the cell; the figure, left open, comes back as an
+   image/png display of the cell);
 4. a cell with a mistake: it raises, and the session goes on;
 5. check the prices with the governed tool calc.check (the café's), which
    runs on the trusted side;
@@ -109,6 +110,7 @@ def main(argv):
                 print(r.stderr.rstrip().splitlines()[-1])
             extra = ["%s %d bytes" % (x.path, x.size) for x in r.artifacts]
             extra += ["%s: %s" % (t["tool"], t["decision"]) for t in r.tool_calls]
+            extra += ["display %s" % "+".join(sorted(d.get("data", {}))) for d in r.displays]
             print("-- %s, %d ms cpu%s" % (r.status, r.usage.get("cpuMs", 0), "; " + ", ".join(extra) if extra else ""))
         info = s.refresh()
     print("\nsession: %d cells, %d ms CPU, %d bytes in its workspace" % (info["cells"], info["cpuMs"],
@@ -122,6 +124,8 @@ def main(argv):
     if not calls or calls[0]["tool"] != "calc.check" or calls[0]["decision"] != "allowed" or \
             results[4].stdout != "True\n":
         bad.append("the governed call: %r, %r" % (calls, results[4].stdout))
+    if "plotted" in results[2].stdout and not any("image/png" in d.get("data", {}) for d in results[2].displays):
+        bad.append("cell 3 plotted but its figure is not among its displays: %r" % results[2].displays)
     if "NameError" not in results[3].stderr:
         bad.append("cell 4 should raise NameError: %r" % results[3].stderr)
     for b in bad:

@@ -32,6 +32,16 @@
  * interpreter the way the end of a program does (cordon_exit.end): the
  * session is over.  No import at the top: the loader imports this module
  * in every sandbox, and only a session pays for ast and traceback.
+ *
+ * Rich outputs (cordon_display, docs/displays.md): before each cell the
+ * bundles of the one before are removed (the supervisor read them with
+ * that cell's result), so a cell's result carries its own only.  A last
+ * expression with a rich form (_repr_html_ and the like, a matplotlib
+ * figure: a DataFrame's table) becomes a bundle as well as its repr on
+ * stdout; plain values stay stdout only, as at the prompt.  After the
+ * cell, figures it left open are displayed and closed, as an inline
+ * notebook shows them.  cordon_display is imported only when a cell has
+ * something to display or matplotlib is loaded.
  */
 const char cell_loop_py[] =
 	"def _read(posix, n):\n"
@@ -49,8 +59,27 @@ const char cell_loop_py[] =
 	"        return\n"
 	"    import traceback\n"
 	"    traceback.print_exception(type(e), e, tb)\n"
+	"_RICH = ('_repr_mimebundle_', '_repr_html_', '_repr_markdown_', '_repr_latex_', '_repr_svg_',\n"
+	"         '_repr_png_', '_repr_jpeg_', '_repr_json_')\n"
+	"def _rich(v):\n"
+	"    try:\n"
+	"        if type(v).__name__ == 'Figure' and type(v).__module__.startswith('matplotlib.'):\n"
+	"            return True\n"
+	"        return any(callable(getattr(v, a, None)) for a in _RICH)\n"
+	"    except BaseException:\n"
+	"        return False\n"
+	"def _display(sys, os, how, *a):\n"
+	"    if how == 'cell_begin' and not os.path.lexists('/workspace/work/.cordon-display'):\n"
+	"        return\n"
+	"    if how == 'cell_end' and 'cordon_display' not in sys.modules and 'matplotlib.pyplot' not in sys.modules:\n"
+	"        return\n"
+	"    try:\n"
+	"        import cordon_display\n"
+	"        getattr(cordon_display, how)(*a)\n"
+	"    except BaseException as e:\n"
+	"        _show(sys, 'cordon_display', e)\n"
 	"def loop(g, posix, ex):\n"
-	"    import ast, linecache, sys\n"
+	"    import ast, linecache, os, sys\n"
 	"    n = 0\n"
 	"    while True:\n"
 	"        h = _read(posix, 4)\n"
@@ -60,6 +89,7 @@ const char cell_loop_py[] =
 	"        n += 1\n"
 	"        name = '<cell %d>' % n\n"
 	"        st = b'0'\n"
+	"        _display(sys, os, 'cell_begin')\n"
 	"        try:\n"
 	"            text = src.decode('utf-8', 'replace')\n"
 	"            linecache.cache[name] = (len(text), None, text.splitlines(True), name)\n"
@@ -69,7 +99,11 @@ const char cell_loop_py[] =
 	"                last = ast.Expression(tree.body.pop().value)\n"
 	"            exec(compile(tree, name, 'exec'), g)\n"
 	"            if last is not None:\n"
-	"                sys.displayhook(eval(compile(last, name, 'eval'), g))\n"
+	"                v = eval(compile(last, name, 'eval'), g)\n"
+	"                sys.displayhook(v)\n"
+	"                if v is not None and _rich(v):\n"
+	"                    _display(sys, os, 'display', v)\n"
+	"                del v\n"
 	"        except SystemExit as e:\n"
 	"            ex.end(e.code, posix)\n"
 	"        except BaseException as e:\n"
@@ -79,6 +113,7 @@ const char cell_loop_py[] =
 	"            except BaseException:\n"
 	"                pass\n"
 	"            del e\n"
+	"        _display(sys, os, 'cell_end')\n"
 	"        for f in (sys.stdout, sys.stderr):\n"
 	"            try:\n"
 	"                f.flush()\n"

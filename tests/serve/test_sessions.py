@@ -32,6 +32,7 @@ not hang the suite.
 
 One "ok"/"FAIL"/"skip" line a check, then a summary; exit 1 on any FAIL.
 """
+import base64
 import json
 import os
 import signal
@@ -186,6 +187,43 @@ class Tests:
                      "client: leaving the with-block deleted the session", info)
         self.t.check(self.get(sid).status == 200 and self.get(sid).json()["cells"] == 4,
                      "the ended session is still shown (4 cells) within --retain-seconds", self.get(sid))
+
+    def displays(self):
+        """Rich outputs per cell (docs/displays.md): a last expression with a
+        rich form is a bundle as well as its repr on stdout, a plain one is
+        stdout only, display() adds bundles, a figure left open is shown
+        after its cell (once), and each cell's result has its own only."""
+        sid = self.create()
+        html = self.cell(sid, "class T:\n    def __repr__(self):\n        return 'T()'\n"
+                              "    def _repr_html_(self):\n        return '<b>t</b>'\nT()")
+        plain = self.cell(sid, "6 * 7")
+        explicit = self.cell(sid, "from cordon_display import display\ndisplay({'k': 1}, 'two')")
+        after = self.cell(sid, "None")
+
+        def mimes(r):
+            return [sorted(d.get("data", {})) for d in r.get("displays", [])]
+        self.t.check(html.get("stdout") == "T()\n" and mimes(html) == [["text/html", "text/plain"]]
+                     and html["displays"][0]["data"]["text/html"] == "<b>t</b>",
+                     "displays: a last expression with _repr_html_ is a bundle and its repr on stdout", html)
+        self.t.check(plain.get("stdout") == "42\n" and plain.get("displays") == [],
+                     "displays: a plain last expression is stdout only", plain)
+        self.t.check(mimes(explicit) == [["application/json", "text/plain"], ["text/plain"]],
+                     "displays: display() in a cell adds its bundles, in order", explicit)
+        self.t.check(after.get("displays") == [], "displays: the next cell carries none of the bundles before it",
+                     after)
+        if not os.path.isdir("/usr/lib/python3/dist-packages/matplotlib"):
+            self.t.skip("displays: matplotlib figures", "python3-matplotlib is not installed")
+            return
+        left = self.cell(sid, "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2, 3])")
+        shown = self.cell(sid, "fig = plt.figure(figsize=(2, 1), dpi=50)\nfig")
+        closed = self.cell(sid, "print(plt.get_fignums())")
+        png = [d for r in (left, shown) for d in r.get("displays", []) if "image/png" in d.get("data", {})]
+        self.t.check(len(left.get("displays", [])) == 1 and len(shown.get("displays", [])) == 1 and len(png) == 2
+                     and all(base64.b64decode(d["data"]["image/png"])[:8] == b"\x89PNG\r\n\x1a\n" for d in png),
+                     "displays: a figure left open is a PNG after its cell; a figure as last expression is shown once",
+                     (left, shown))
+        self.t.check(closed.get("stdout") == "[]\n" and closed.get("displays") == [],
+                     "displays: figures are closed after the cell that showed them", closed)
 
     def isolation(self):
         """A canary in A's globals, workspace and /tmp: B sees none of it;
@@ -609,7 +647,7 @@ def main(argv):
         srv.start()
         t.check(srv.wait_ready(WAIT), "the server is ready", srv.log())
         x = Tests(t, env, api, cc, srv)
-        for name in ("curl_session", "client_session", "isolation", "identity", "tools_budget", "idle_expiry",
+        for name in ("curl_session", "client_session", "displays", "isolation", "identity", "tools_budget", "idle_expiry",
                      "lifetime", "cell_limit", "cell_timeout", "cpu_limit", "workspace_limit", "exits",
                      "delete_running", "boundary", "stream_order", "stream_errors", "stream_bounds",
                      "stream_slow_reader", "stream_disconnect", "stream_client", "metrics", "sigterm_restart"):
