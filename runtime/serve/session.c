@@ -136,7 +136,12 @@ static struct session *table_find(struct sessions *ss, const struct session_who 
 		if (s->start_status == 201 && strcmp(s->id, id) == 0 && s->token == who->token &&
 		    who_is(s->tenant, who->tenant) && who_is(s->user, who->user))
 			return s;
-	serve_fail(err, 404, "unknown_session", "no session of yours has id '%.40s'", id);
+	/* One answer for "another's", "expired long ago" and "from before a
+	 * restart", which must not be told apart; it names the last, the one
+	 * a client cannot guess. */
+	serve_fail(err, 404, "unknown_session",
+		   "no session of yours has id '%.40s' (sessions live in the server's memory: a restart ends them all)",
+		   id);
 	return NULL;
 }
 

@@ -617,7 +617,8 @@ class Tests:
         self.t.check(not [p for p in before if alive(p)], "SIGTERM: no executor of the session survives", before)
         self.srv.start()
         g = self.get(sid)
-        self.t.check(g.status == 404, "restart: the session is gone (sessions live in memory)", g)
+        self.t.check(g.status == 404 and "a restart ends them" in g.json()["error"]["message"],
+                     "restart: the session is gone (sessions live in memory), and the 404 says so", g)
         # The restarted server drains too: a SIGKILL at the end would leave
         # its warm sandboxes' cgroups for a later start to sweep.
         sid = self.create()
