@@ -132,17 +132,21 @@ enum ledger_replay ledger_replay_begin(struct ledger *l, const struct ledger_cal
 int ledger_replay_finish(struct ledger *l, const struct ledger_call *c, const char *message_id,
 			 const char *response, char *err, size_t n)
 {
+	if (response == NULL) {
+		ledger_errf(err, n, "ledger: finish needs a response");
+		return -1;
+	}
 	if (l != NULL && l->pg != NULL)
-		return ledger_pg_replay_finish(l->pg, c, message_id, response, err, n);
-	return ledger_sq_replay_finish(l != NULL ? l->sq : NULL, c, message_id, response, err, n);
+		return ledger_pg_replay_close(l->pg, c, message_id, response, err, n);
+	return ledger_sq_replay_close(l != NULL ? l->sq : NULL, c, message_id, response, err, n);
 }
 
 int ledger_replay_abandon(struct ledger *l, const struct ledger_call *c, const char *message_id, char *err,
 			  size_t n)
 {
 	if (l != NULL && l->pg != NULL)
-		return ledger_pg_replay_abandon(l->pg, c, message_id, err, n);
-	return ledger_sq_replay_abandon(l != NULL ? l->sq : NULL, c, message_id, err, n);
+		return ledger_pg_replay_close(l->pg, c, message_id, NULL, err, n);
+	return ledger_sq_replay_close(l != NULL ? l->sq : NULL, c, message_id, NULL, err, n);
 }
 
 int ledger_run_end(struct ledger *l, const char *exec_id, char *err, size_t n)

@@ -22,10 +22,9 @@ enum ledger_budget ledger_sq_budget_take(struct ledger_sq *l, const struct ledge
 enum ledger_replay ledger_sq_replay_begin(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
 					  const char *params_sha256, uint64_t wait_ms, int cancel_fd, char **response,
 					  char *err, size_t n);
-int ledger_sq_replay_finish(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
-			    const char *response, char *err, size_t n);
-int ledger_sq_replay_abandon(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, char *err,
-			     size_t n);
+/* finish (response set) or abandon (NULL), only by the record's owner. */
+int ledger_sq_replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
+			   const char *response, char *err, size_t n);
 int ledger_sq_run_end(struct ledger_sq *l, const char *exec_id, char *err, size_t n);
 int ledger_sq_replay_list(struct ledger_sq *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg,
 			  char *err, size_t n);
@@ -45,10 +44,9 @@ enum ledger_budget ledger_pg_budget_take(struct ledger_pg *l, const struct ledge
 enum ledger_replay ledger_pg_replay_begin(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
 					  const char *params_sha256, uint64_t wait_ms, int cancel_fd, char **response,
 					  char *err, size_t n);
-int ledger_pg_replay_finish(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
-			    const char *response, char *err, size_t n);
-int ledger_pg_replay_abandon(struct ledger_pg *l, const struct ledger_call *c, const char *message_id, char *err,
-			     size_t n);
+/* finish (response set) or abandon (NULL), only by the record's owner. */
+int ledger_pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
+			   const char *response, char *err, size_t n);
 int ledger_pg_run_end(struct ledger_pg *l, const char *exec_id, char *err, size_t n);
 int ledger_pg_replay_list(struct ledger_pg *l, const struct ledger_filter *f, ledger_record_fn fn, void *arg,
 			  char *err, size_t n);

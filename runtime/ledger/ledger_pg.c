@@ -870,7 +870,7 @@ enum ledger_replay ledger_pg_replay_begin(struct ledger_pg *l, const struct ledg
 }
 
 /* finish (response set) or abandon (NULL), only by the owner. */
-static int pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
+int ledger_pg_replay_close(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
 			   const char *response, char *err, size_t n)
 {
 	const struct pq_api *pq = l != NULL ? l->pq : NULL;
@@ -916,22 +916,6 @@ out:
 	pq->PQclear(r);
 	pthread_mutex_unlock(&l->mu);
 	return rc;
-}
-
-int ledger_pg_replay_finish(struct ledger_pg *l, const struct ledger_call *c, const char *message_id,
-			    const char *response, char *err, size_t n)
-{
-	if (response == NULL) {
-		ledger_errf(err, n, "ledger: finish needs a response");
-		return -1;
-	}
-	return pg_replay_close(l, c, message_id, response, err, n);
-}
-
-int ledger_pg_replay_abandon(struct ledger_pg *l, const struct ledger_call *c, const char *message_id, char *err,
-			     size_t n)
-{
-	return pg_replay_close(l, c, message_id, NULL, err, n);
 }
 
 /* ---- by hand ----------------------------------------------------------- */

@@ -1328,29 +1328,10 @@ enum ledger_replay ledger_sq_replay_begin(struct ledger_sq *l, const struct ledg
 				  n);
 }
 
-static int replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, const char *response,
-			char *err, size_t n);
-
-int ledger_sq_replay_finish(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
-			 const char *response, char *err, size_t n)
-{
-	if (response == NULL) {
-		ledger_errf(err, n, "ledger: finish needs a response");
-		return -1;
-	}
-	return replay_close(l, c, message_id, response, err, n);
-}
-
-int ledger_sq_replay_abandon(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, char *err,
-			  size_t n)
-{
-	return replay_close(l, c, message_id, NULL, err, n);
-}
-
 /* finish (response set: the record becomes done) or abandon (NULL: the
  * pending record goes, as if never begun); either only by its owner. */
-static int replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id, const char *response,
-			char *err, size_t n)
+int ledger_sq_replay_close(struct ledger_sq *l, const struct ledger_call *c, const char *message_id,
+			   const char *response, char *err, size_t n)
 {
 	const char *key[6] = {NULL, NULL, NULL, NULL, message_id, response};
 	sqlite3_stmt *st;
