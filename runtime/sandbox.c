@@ -57,8 +57,11 @@
  * multiprocessing see it as the script itself, then ends it through
  * cordon_exit (below).  On 's' instead it runs a code-interpreter
  * session's cells (cordon_session, runtime/supervise/cell.h) until the
- * channel closes.  No other imports: runpy would cost ~13 ms of start-up;
- * cordon_session imports nothing until a session starts. */
+ * channel closes.  No other imports: runpy would cost ~13 ms of start-up,
+ * and cordon_session (~0.3 ms to compile: /cordon is read-only, so no
+ * .pyc) is imported only once a session starts.  The workspace goes on
+ * sys.path after the client modules are imported, so that no input file
+ * can stand in for one of them. */
 static const char LOADER_HEAD[] =
 	"# cordon executor loader: imports the policy's preloads, waits for\n"
 	"# the program on fd 3, then runs user_code.py as __main__.\n"
@@ -67,17 +70,18 @@ static const char LOADER_TAIL[] =
 	"import sys\n"
 	"sys.path.insert(0, '" SANDBOX_CLIENT "')\n"
 	"import cordon_exit as _cordon_exit\n"
-	"import cordon_session as _cordon_session\n"
-	"sys.path.insert(0, '" SANDBOX_WORK "')\n"
 	"sys.argv[:] = ['user_code.py']\n"
 	"_cordon_posix.write(3, b'r')\n"
 	"_cordon_go = _cordon_posix.read(3, 1)\n"
 	"if _cordon_go == b's':\n"
+	"    import cordon_session as _cordon_session\n"
+	"    sys.path.insert(0, '" SANDBOX_WORK "')\n"
 	"    _cordon_exit.watch(sys)\n"
 	"    _cordon_session.loop(globals(), _cordon_posix, _cordon_exit)\n"
 	"if _cordon_go != b'g':\n"
 	"    _cordon_posix._exit(125)\n"
-	"del _cordon_go, _cordon_session\n"
+	"del _cordon_go\n"
+	"sys.path.insert(0, '" SANDBOX_WORK "')\n"
 	"_cordon_posix.close(3)\n"
 	"__file__ = '" SANDBOX_PROGRAM "'\n"
 	"with open(__file__, 'rb') as _f:\n"

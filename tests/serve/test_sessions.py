@@ -659,5 +659,6 @@ def main(argv):
         test_api.finish(t, env, srv)
     return test_api.summary(t, "sessions", t0)
 
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
