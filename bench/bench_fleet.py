@@ -45,6 +45,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
 from bench_run import p90  # noqa: E402
 from bench_serve import Server, ServeError, execution_body, sign_into, sustain  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from ledger_place import LedgerPlace  # noqa: E402
 
 SECONDS = float(os.environ.get("BENCH_FLEET_SECONDS", "3" if figures.QUICK else "5"))
 REPEATS = figures.runs("BENCH_FLEET_REPEATS", 3, 2)
@@ -98,25 +100,12 @@ def policy(cordonc, src, tmp):
     return blob
 
 
-class Ledger:
-    """One ledger for a cell's replicas: a --state-dir, or a private
-    PostgreSQL started with tests/lib/pgtmp."""
-
-    def __init__(self, src, tmp, kind, name):
-        self.pgtmp, self.dir = os.path.join(src, "tests", "lib", "pgtmp"), None
-        if kind == "sqlite":
-            self.args = ["--state-dir", os.path.join(tmp, name + "-state")]
-            return
-        self.dir = os.path.join(tmp, name + "-pg")
-        r = subprocess.run(["sh", self.pgtmp, "start", self.dir], capture_output=True, text=True)
-        if r.returncode != 0:
-            self.dir = None
-            raise ServeError("tests/lib/pgtmp start: " + r.stderr.strip()[-300:])
-        self.args = ["--ledger", r.stdout.strip()]
-
-    def close(self):
-        if self.dir:
-            subprocess.run(["sh", self.pgtmp, "stop", self.dir], capture_output=True)
+def Ledger(tmp, kind, name):
+    """One ledger for a cell's replicas (tests/lib/ledger_place.py)."""
+    try:
+        return LedgerPlace(kind, os.path.join(tmp, name + ("-state" if kind == "sqlite" else "-pg")))
+    except RuntimeError as e:
+        raise ServeError(str(e))
 
 
 def replicas(cordon, tmp, name, pol, key, n, ledger, servers):
@@ -204,7 +193,7 @@ def run(build, src, tmp, servers, ledgers):
     print("  %-44s %8s %8s %22s %6s" % ("cell", "execs/s", "calls/s", "bridge ms/call med/mean/p90", "errors"))
 
     def measure(label, n, lkind, tool, ledgered):
-        led = Ledger(src, tmp, lkind, "%s-%d-%s" % (lkind, n, tool))
+        led = Ledger(tmp, lkind, "%s-%d-%s" % (lkind, n, tool))
         ledgers.append(led)
         rs = replicas(cordon, tmp, "%s-%d-%s" % (lkind, n, tool), pol, key, n, led, servers)
         try:

@@ -18,20 +18,19 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import harness  # noqa: E402  (tests/lib: the suites' shared runner)
+from ledger_place import LedgerPlace  # noqa: E402
 
 LEDGER = sys.argv[1] if len(sys.argv) > 1 else "sqlite"
 if LEDGER not in ("sqlite", "postgresql"):
     sys.exit("run.py: ledger %s: sqlite or postgresql" % LEDGER)
 S = harness.Suite("fleet-" + LEDGER, mode="serve")
 SRC = os.path.dirname(os.path.dirname(HERE))
-PGTMP = os.path.join(SRC, "tests", "lib", "pgtmp")
 PROGRAM = os.path.join(HERE, "programs", "send.py")
 TLIB = os.path.join(SRC, "tests", "bridge", "tlib.py")   # the bridge suite's wire client
 BUDGET = 6            # fleet.send's max_calls_per_day, for every replica together
@@ -50,31 +49,10 @@ def emit(ok, name, evidence):
 
 # --- the ledger both replicas share -------------------------------------------
 
-class Ledger:
-    """The one ledger of the replicas: its serve arguments, and for
-    PostgreSQL the private server (tests/lib/pgtmp) and its outage."""
-
-    def __init__(self, kind):
-        self.kind = kind
-        self.pgdir = None
-        if kind == "sqlite":
-            self.args = ["--state-dir", os.path.join(S.W, "state")]
-            return
-        # pgtmp's server user must traverse every directory above its DIR
-        self.pgdir = os.path.join(S.W, "pg")
-        p = subprocess.run(["sh", PGTMP, "start", self.pgdir], capture_output=True, text=True)
-        if p.returncode != 0:
-            self.pgdir = None
-            raise RuntimeError("tests/lib/pgtmp start failed: %s" % p.stderr.strip()[-600:])
-        self.args = ["--ledger", p.stdout.strip()]
-
-    def pg(self, verb):
-        p = subprocess.run(["sh", PGTMP, verb, self.pgdir], capture_output=True, text=True)
-        return p.returncode == 0, p.stderr.strip()[-300:]
-
-    def close(self):
-        if self.pgdir:
-            self.pg("stop")
+def Ledger(kind):
+    """The one ledger of the replicas (tests/lib/ledger_place.py): its serve
+    arguments, and for PostgreSQL the private server and its outage."""
+    return LedgerPlace(kind, os.path.join(S.W, "state" if kind == "sqlite" else "pg"))
 
 
 # --- the policy, the replicas, the executions ---------------------------------
